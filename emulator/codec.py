@@ -1,0 +1,346 @@
+"""OpenFlow 1.0 / 1.3 codec: pure functions over bytes.
+
+No I/O, no clock, no Twisted.  The codec encodes what a switch sends and decodes
+what a controller sends.  Anything it does not understand decodes to an
+:class:`Unknown` value carrying the raw body, never to ``None``.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+OFP10 = 0x01
+OFP13 = 0x04
+SUPPORTED_VERSIONS = (OFP10, OFP13)
+VERSION_NAMES = {OFP10: "1.0", OFP13: "1.3"}
+VERSION_BY_NAME = {v: k for k, v in VERSION_NAMES.items()}
+
+HEADER = struct.Struct("!BBHI")
+HEADER_LEN = 8
+MAX_MESSAGE_LEN = 0xFFFF
+
+# Message types shared by both versions (same numbers in 1.0 and 1.3).
+HELLO, ERROR, ECHO_REQUEST, ECHO_REPLY, EXPERIMENTER = 0, 1, 2, 3, 4
+FEATURES_REQUEST, FEATURES_REPLY = 5, 6
+GET_CONFIG_REQUEST, GET_CONFIG_REPLY, SET_CONFIG = 7, 8, 9
+PACKET_IN, FLOW_REMOVED, PORT_STATUS, PACKET_OUT, FLOW_MOD = 10, 11, 12, 13, 14
+
+# Types whose numbers differ between versions, by name.
+_TYPES = {
+    OFP10: {
+        "port_mod": 15, "stats_request": 16, "stats_reply": 17,
+        "barrier_request": 18, "barrier_reply": 19,
+        "queue_get_config_request": 20, "queue_get_config_reply": 21,
+    },
+    OFP13: {
+        "group_mod": 15, "port_mod": 16, "table_mod": 17,
+        "stats_request": 18, "stats_reply": 19,  # MULTIPART_REQUEST/REPLY
+        "barrier_request": 20, "barrier_reply": 21,
+        "queue_get_config_request": 22, "queue_get_config_reply": 23,
+        "role_request": 24, "role_reply": 25,
+        "get_async_request": 26, "get_async_reply": 27, "set_async": 28,
+        "meter_mod": 29,
+    },
+}
+_COMMON_NAMES = {
+    HELLO: "hello", ERROR: "error", ECHO_REQUEST: "echo_request", ECHO_REPLY: "echo_reply",
+    EXPERIMENTER: "experimenter", FEATURES_REQUEST: "features_request",
+    FEATURES_REPLY: "features_reply", GET_CONFIG_REQUEST: "get_config_request",
+    GET_CONFIG_REPLY: "get_config_reply", SET_CONFIG: "set_config", PACKET_IN: "packet_in",
+    FLOW_REMOVED: "flow_removed", PORT_STATUS: "port_status", PACKET_OUT: "packet_out",
+    FLOW_MOD: "flow_mod",
+}
+
+
+def msg_type(version: int, name: str) -> int:
+    """The numeric message type of ``name`` in OpenFlow ``version``."""
+    for num, common in _COMMON_NAMES.items():
+        if common == name:
+            return num
+    try:
+        return _TYPES[version][name]
+    except KeyError:
+        raise ValueError(f"OpenFlow {VERSION_NAMES.get(version, hex(version))} has no message {name!r}") from None
+
+
+def type_name(version: int, type_: int) -> str:
+    if type_ in _COMMON_NAMES:
+        return _COMMON_NAMES[type_]
+    for name, num in _TYPES.get(version, {}).items():
+        if num == type_:
+            return name
+    return f"type_{type_}"
+
+
+# Error types/codes used by a switch (same numbers in 1.0 and 1.3 for these).
+OFPET_HELLO_FAILED, OFPHFC_INCOMPATIBLE = 0, 0
+OFPET_BAD_REQUEST = 1
+OFPBRC_BAD_VERSION, OFPBRC_BAD_TYPE, OFPBRC_BAD_STAT = 0, 1, 2
+OFPBRC_BAD_LEN = 6
+
+# Multipart (1.3) / stats (1.0) body types.
+MP_DESC, MP_FLOW, MP_AGGREGATE, MP_TABLE, MP_PORT_STATS = 0, 1, 2, 3, 4
+MP_PORT_DESC = 13  # 1.3 only
+MP_GROUP_FEATURES, MP_METER_FEATURES, MP_TABLE_FEATURES = 8, 11, 12
+
+OFPHET_VERSIONBITMAP = 1
+OFPCR_ROLE_NOCHANGE, OFPCR_ROLE_EQUAL, OFPCR_ROLE_MASTER, OFPCR_ROLE_SLAVE = 0, 1, 2, 3
+
+
+class FramingError(ValueError):
+    """The byte stream cannot be split into OpenFlow messages."""
+
+
+# --------------------------------------------------------------------------- decoded values
+
+@dataclass(frozen=True)
+class Message:
+    """A decoded controller-to-switch message.
+
+    ``name`` is the message's name in OpenFlow terms (``"echo_request"`` ...),
+    ``fields`` the decoded body fields, ``body`` the raw bytes after the header.
+    """
+    version: int
+    type: int
+    xid: int
+    name: str
+    body: bytes = b""
+    fields: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A message this codec does not decode; kept whole so it can be reported or answered."""
+    version: int
+    type: int
+    xid: int
+    body: bytes = b""
+    name: str = "unknown"
+
+
+@dataclass(frozen=True)
+class PortSpec:
+    port_no: int
+    hw_addr: bytes
+    name: str
+    config: int = 0
+    state: int = 0
+    curr: int = 0x2820  # 10GB_FD | COPPER | AUTONEG (1.3 bit layout)
+    curr_speed_kbps: int = 10_000_000
+
+
+# --------------------------------------------------------------------------- framing
+
+def split_frames(buffer: bytes | bytearray, max_len: int = MAX_MESSAGE_LEN) -> tuple[list[bytes], bytes]:
+    """Split ``buffer`` into complete messages; return them and the incomplete tail.
+
+    Raises :class:`FramingError` for a length field below the header size or
+    above ``max_len``: the stream cannot be trusted after either.
+    """
+    frames = []
+    view = memoryview(buffer)
+    off = 0
+    total = len(buffer)
+    while total - off >= HEADER_LEN:
+        length = (view[off + 2] << 8) | view[off + 3]
+        if length < HEADER_LEN:
+            raise FramingError(f"OpenFlow length field {length} is below the 8-byte header "
+                               f"(version {view[off]}, type {view[off + 1]})")
+        if length > max_len:
+            raise FramingError(f"OpenFlow message of {length} bytes exceeds the limit of {max_len} "
+                               f"(version {view[off]}, type {view[off + 1]})")
+        if total - off < length:
+            break
+        frames.append(bytes(view[off:off + length]))
+        off += length
+    return frames, bytes(view[off:])
+
+
+def header(version: int, type_: int, length: int, xid: int) -> bytes:
+    return HEADER.pack(version, type_, length, xid)
+
+
+def _message(version: int, type_: int, xid: int, body: bytes = b"") -> bytes:
+    length = HEADER_LEN + len(body)
+    if length > MAX_MESSAGE_LEN:
+        raise ValueError(f"message body of {len(body)} bytes does not fit an OpenFlow message")
+    return HEADER.pack(version, type_, length, xid) + body
+
+
+# --------------------------------------------------------------------------- HELLO and negotiation
+
+def encode_hello(version: int, xid: int, versions: Iterable[int] = ()) -> bytes:
+    """HELLO; with ``versions`` it carries a version-bitmap element (OpenFlow >= 1.3.1)."""
+    versions = tuple(versions)
+    if not versions:
+        return _message(version, HELLO, xid)
+    bitmap = 0
+    for v in versions:
+        bitmap |= 1 << v
+    element = struct.pack("!HHI", OFPHET_VERSIONBITMAP, 8, bitmap)
+    return _message(version, HELLO, xid, element)
+
+
+def hello_versions(msg: Message) -> Optional[frozenset]:
+    """The versions a HELLO's bitmap element advertises, or None when it has none."""
+    body = msg.body
+    off = 0
+    while len(body) - off >= 4:
+        etype, elen = struct.unpack_from("!HH", body, off)
+        if elen < 4:
+            break
+        if etype == OFPHET_VERSIONBITMAP:
+            versions = set()
+            for word_index in range((elen - 4) // 4):
+                (word,) = struct.unpack_from("!I", body, off + 4 + 4 * word_index)
+                for bit in range(32):
+                    if word >> bit & 1:
+                        versions.add(32 * word_index + bit)
+            return frozenset(versions)
+        off += (elen + 7) // 8 * 8
+    return None
+
+
+def negotiate(ours: Iterable[int], peer_header_version: int, peer_bitmap: Optional[frozenset]) -> Optional[int]:
+    """The version both sides speak, by the OpenFlow rules; None when there is none.
+
+    With bitmaps on both sides the highest common version wins; otherwise the
+    smaller of the two header versions, if we support it.
+    """
+    ours = set(ours)
+    if peer_bitmap is not None:
+        common = ours & set(peer_bitmap)
+        return max(common) if common else None
+    candidate = min(max(ours), peer_header_version)
+    return candidate if candidate in ours else None
+
+
+# --------------------------------------------------------------------------- switch -> controller
+
+def encode_error(version: int, xid: int, err_type: int, code: int, data: bytes = b"") -> bytes:
+    # The spec asks for at least 64 bytes of the offending request.
+    return _message(version, ERROR, xid, struct.pack("!HH", err_type, code) + data[:64])
+
+
+def encode_echo_request(version: int, xid: int, data: bytes = b"") -> bytes:
+    return _message(version, ECHO_REQUEST, xid, data)
+
+
+def encode_echo_reply(version: int, xid: int, data: bytes = b"") -> bytes:
+    return _message(version, ECHO_REPLY, xid, data)
+
+
+def encode_barrier_reply(version: int, xid: int) -> bytes:
+    return _message(version, msg_type(version, "barrier_reply"), xid)
+
+
+def encode_get_config_reply(version: int, xid: int, flags: int = 0, miss_send_len: int = 128) -> bytes:
+    return _message(version, GET_CONFIG_REPLY, xid, struct.pack("!HH", flags, miss_send_len))
+
+
+_PHY_PORT_10 = struct.Struct("!H6s16sIIIIII")      # 48 bytes
+_PORT_13 = struct.Struct("!I4x6s2x16sIIIIIIII")    # 64 bytes
+
+
+def _name16(name: str) -> bytes:
+    return name.encode("ascii", "replace")[:15].ljust(16, b"\0")
+
+
+def encode_port(version: int, port: PortSpec) -> bytes:
+    if version == OFP10:
+        curr10 = 0x40 | 0x80 | 0x200  # 10GB_FD | COPPER | AUTONEG (1.0 bit layout)
+        return _PHY_PORT_10.pack(port.port_no, port.hw_addr, _name16(port.name), port.config,
+                                 port.state, curr10, curr10, curr10, 0)
+    return _PORT_13.pack(port.port_no, port.hw_addr, _name16(port.name), port.config, port.state,
+                         port.curr, port.curr, port.curr, 0, port.curr_speed_kbps, port.curr_speed_kbps)
+
+
+FEATURES_CAPABILITIES = 0x47  # FLOW_STATS | TABLE_STATS | PORT_STATS | (1.0: STP / 1.3: GROUP) | QUEUE_STATS (both)
+ACTIONS_10 = 0xFFF
+
+
+def encode_features_reply(version: int, xid: int, datapath_id: int, n_buffers: int = 256,
+                          n_tables: int = 254, ports: Iterable[PortSpec] = ()) -> bytes:
+    if version == OFP10:
+        body = struct.pack("!QIB3xII", datapath_id, n_buffers, n_tables, FEATURES_CAPABILITIES, ACTIONS_10)
+        body += b"".join(encode_port(version, p) for p in ports)
+    else:
+        body = struct.pack("!QIBB2xII", datapath_id, n_buffers, n_tables, 0, FEATURES_CAPABILITIES, 0)
+    return _message(version, FEATURES_REPLY, xid, body)
+
+
+def _stats_reply(version: int, xid: int, stats_type: int, body: bytes, more: bool = False) -> bytes:
+    flags = 1 if more else 0
+    if version == OFP10:
+        head = struct.pack("!HH", stats_type, flags)
+    else:
+        head = struct.pack("!HH4x", stats_type, flags)
+    return _message(version, msg_type(version, "stats_reply"), xid, head + body)
+
+
+def _desc(s: str, size: int) -> bytes:
+    return s.encode("ascii", "replace")[: size - 1].ljust(size, b"\0")
+
+
+def encode_desc_reply(version: int, xid: int, mfr: str, hw: str, sw: str, serial: str, dp: str) -> bytes:
+    body = _desc(mfr, 256) + _desc(hw, 256) + _desc(sw, 256) + _desc(serial, 32) + _desc(dp, 256)
+    return _stats_reply(version, xid, MP_DESC, body)
+
+
+def encode_port_desc_reply(xid: int, ports: Iterable[PortSpec]) -> bytes:
+    """OpenFlow 1.3 MULTIPART PORT_DESC reply (1.0 carries ports in FEATURES_REPLY)."""
+    return _stats_reply(OFP13, xid, MP_PORT_DESC, b"".join(encode_port(OFP13, p) for p in ports))
+
+
+def encode_empty_stats_reply(version: int, xid: int, stats_type: int) -> bytes:
+    """A reply for a stats kind with nothing to list (no flows, no groups ...)."""
+    if stats_type == MP_AGGREGATE:
+        return _stats_reply(version, xid, stats_type, struct.pack("!QQI4x", 0, 0, 0))
+    return _stats_reply(version, xid, stats_type, b"")
+
+
+def encode_role_reply(xid: int, role: int, generation_id: int) -> bytes:
+    return _message(OFP13, msg_type(OFP13, "role_reply"), xid, struct.pack("!I4xQ", role, generation_id))
+
+
+# --------------------------------------------------------------------------- controller -> switch
+
+def decode(frame: bytes) -> Message | Unknown:
+    """Decode one whole frame (as returned by :func:`split_frames`)."""
+    if len(frame) < HEADER_LEN:
+        raise FramingError(f"frame of {len(frame)} bytes is shorter than the OpenFlow header")
+    version, type_, length, xid = HEADER.unpack_from(frame)
+    if length != len(frame):
+        raise FramingError(f"length field {length} does not match the frame's {len(frame)} bytes")
+    body = frame[HEADER_LEN:]
+    if version not in SUPPORTED_VERSIONS and type_ not in (HELLO, ERROR, ECHO_REQUEST, ECHO_REPLY):
+        return Unknown(version, type_, xid, body)
+    name = type_name(version if version in SUPPORTED_VERSIONS else OFP13, type_)
+    try:
+        fields = _decode_fields(version, name, body)
+    except struct.error:
+        return Unknown(version, type_, xid, body, name="malformed_" + name)
+    if name.startswith("type_"):
+        return Unknown(version, type_, xid, body)
+    return Message(version, type_, xid, name, body, fields)
+
+
+def _decode_fields(version: int, name: str, body: bytes) -> dict:
+    if name == "set_config":
+        flags, miss_send_len = struct.unpack_from("!HH", body)
+        return {"flags": flags, "miss_send_len": miss_send_len}
+    if name == "error":
+        err_type, code = struct.unpack_from("!HH", body)
+        return {"err_type": err_type, "code": code, "data": body[4:]}
+    if name in ("stats_request", "stats_reply"):
+        stats_type, flags = struct.unpack_from("!HH", body)
+        return {"stats_type": stats_type, "flags": flags}
+    if name == "role_request":
+        role, generation_id = struct.unpack_from("!I4xQ", body)
+        return {"role": role, "generation_id": generation_id}
+    if name == "features_reply":
+        dpid, n_buffers, n_tables = struct.unpack_from("!QIB", body)
+        return {"datapath_id": dpid, "n_buffers": n_buffers, "n_tables": n_tables}
+    return {}

@@ -1,0 +1,303 @@
+"""One emulated OpenFlow switch on one control session: a Twisted Protocol.
+
+Framing, handshake (HELLO with version negotiation, FEATURES, CONFIG, DESC /
+PORT_DESC multipart, ROLE, BARRIER, ECHO both ways) and timestamps.  The clock
+(``IReactorTime``) and the nanosecond time source are injected, so tests drive
+it with ``StringTransport`` and ``task.Clock`` and never sleep.
+
+Timestamps are taken with a monotonic nanosecond clock at the write of each
+message and at ``dataReceived`` for each message read: that is the measurement
+point (RFC 8456 §4.3, §4.5) every benchmark reports.
+"""
+
+from __future__ import annotations
+
+import errno
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from twisted.internet import error as terror
+from twisted.internet.protocol import Protocol
+
+from . import codec
+from .codec import PortSpec
+
+SUPPORTED_STATS = {codec.MP_DESC, codec.MP_FLOW, codec.MP_AGGREGATE, codec.MP_TABLE, codec.MP_PORT_STATS}
+ACCEPTED_SILENTLY = {"flow_mod", "packet_out", "port_mod", "group_mod", "meter_mod", "table_mod",
+                     "set_async", "flow_removed"}
+
+
+@dataclass(frozen=True)
+class SwitchSpec:
+    """What one emulated switch says about itself."""
+    datapath_id: int
+    versions: tuple = (codec.OFP13,)
+    ports: tuple = ()
+    n_buffers: int = 256
+    n_tables: int = 254
+    description: str = "bmwg-sdn emulated switch"
+
+    @classmethod
+    def simple(cls, datapath_id: int, versions=(codec.OFP13,), n_ports: int = 2) -> "SwitchSpec":
+        ports = tuple(
+            PortSpec(port_no=p, hw_addr=_port_mac(datapath_id, p), name=f"s{datapath_id}-eth{p}")
+            for p in range(1, n_ports + 1))
+        return cls(datapath_id=datapath_id, versions=tuple(versions), ports=ports)
+
+
+def _port_mac(datapath_id: int, port_no: int) -> bytes:
+    # Locally administered, unique per (switch, port) for up to 2**24 switches and 255 ports.
+    return bytes([0x02, (datapath_id >> 16) & 0xFF, (datapath_id >> 8) & 0xFF, datapath_id & 0xFF, 0, port_no & 0xFF])
+
+
+class SessionListener:
+    """What a switch session tells whoever runs it.  Every method is optional."""
+
+    def session_ready(self, session: "SwitchProtocol") -> None:
+        """Handshake complete: HELLO exchanged and FEATURES_REQUEST answered."""
+
+    def session_closed(self, session: "SwitchProtocol", kind: str, detail: str) -> None:
+        """The session ended; ``kind`` is one of the CLOSE_* names below."""
+
+    def echo_answered(self, session: "SwitchProtocol", rtt_ns: int) -> None:
+        """The controller answered our ECHO_REQUEST probe."""
+
+
+CLOSE_BY_PEER = "closed"            # FIN from the controller
+CLOSE_RESET = "reset"               # RST from the controller
+CLOSE_HANDSHAKE_TIMEOUT = "handshake timeout"
+CLOSE_VERSION = "version negotiation failed"
+CLOSE_PROTOCOL = "protocol error"
+CLOSE_LOCAL = "closed by emulator"
+
+
+@dataclass
+class Counters:
+    rx: int = 0
+    tx: int = 0
+    errors_sent: int = 0
+    by_name: dict = field(default_factory=dict)
+
+
+class SwitchProtocol(Protocol):
+    """An emulated switch's side of one OpenFlow control session."""
+
+    def __init__(self, spec: SwitchSpec, clock, listener: Optional[SessionListener] = None,
+                 handshake_timeout: float = 10.0, now_ns: Callable[[], int] = time.monotonic_ns,
+                 trace: Optional[Callable[[str, int, str, int, int], None]] = None,
+                 max_message_len: int = codec.MAX_MESSAGE_LEN):
+        self.spec = spec
+        self.clock = clock
+        self.listener = listener or SessionListener()
+        self.handshake_timeout = handshake_timeout
+        self.now_ns = now_ns
+        self.trace = trace
+        self.max_message_len = max_message_len
+        self.version: Optional[int] = None
+        self.ready = False
+        self.closed = False
+        self.close_kind: Optional[str] = None
+        self.role = codec.OFPCR_ROLE_EQUAL
+        self.generation_id = 0
+        self.miss_send_len = 128
+        self.t_connected: Optional[int] = None
+        self.t_ready: Optional[int] = None
+        self.t_last_rx: Optional[int] = None
+        self.t_last_tx: Optional[int] = None
+        self.t_echo_ok: Optional[int] = None
+        self.counters = Counters()
+        self._buffer = b""
+        self._xid = 0
+        self._echo_pending: dict = {}
+        self._handshake_call = None
+        self._closing_kind: Optional[str] = None
+        self._closing_detail = ""
+
+    # ------------------------------------------------------------------ Twisted callbacks
+    def connectionMade(self):
+        self.t_connected = self.now_ns()
+        versions = self.spec.versions
+        bitmap = versions if max(versions) >= codec.OFP13 else ()
+        self.send(codec.encode_hello(max(versions), self.next_xid(), bitmap), "hello")
+        if self.handshake_timeout:
+            self._handshake_call = self.clock.callLater(self.handshake_timeout, self._handshake_expired)
+
+    def dataReceived(self, data: bytes):
+        t = self.now_ns()
+        self.t_last_rx = t
+        try:
+            frames, self._buffer = codec.split_frames(self._buffer + data, self.max_message_len)
+        except codec.FramingError as exc:
+            self.abort(CLOSE_PROTOCOL, f"framing error: {exc}")
+            return
+        for frame in frames:
+            if self.closed or self._closing_kind:
+                return
+            self.counters.rx += 1
+            self._handle(codec.decode(frame), frame, t)
+
+    def connectionLost(self, reason=None):
+        self._cancel_handshake_timer()
+        if self.closed:
+            return
+        self.closed = True
+        if self._closing_kind:
+            kind, detail = self._closing_kind, self._closing_detail
+        else:
+            kind, detail = classify_loss(reason)
+        self.close_kind = kind
+        self.listener.session_closed(self, kind, detail)
+
+    # ------------------------------------------------------------------ sending
+    def next_xid(self) -> int:
+        self._xid = (self._xid + 1) & 0xFFFFFFFF
+        return self._xid
+
+    def send(self, data: bytes, name: str, xid: int = 0) -> int:
+        t = self.now_ns()
+        self.transport.write(data)
+        self.t_last_tx = t
+        self.counters.tx += 1
+        if self.trace:
+            self.trace("tx", data[0], name, xid, t)
+        return t
+
+    def probe_echo(self) -> int:
+        """Send an ECHO_REQUEST to the controller; its answer reaches ``listener.echo_answered``."""
+        version = self.version or max(self.spec.versions)
+        xid = self.next_xid()
+        self._echo_pending[xid] = self.send(codec.encode_echo_request(version, xid), "echo_request", xid)
+        return xid
+
+    def abort(self, kind: str, detail: str = "") -> None:
+        """Close this session on our initiative, recording why."""
+        if self.closed or self._closing_kind:
+            return
+        self._closing_kind, self._closing_detail = kind, detail
+        self.transport.loseConnection()
+
+    # ------------------------------------------------------------------ receiving
+    def _handle(self, msg, frame: bytes, t: int) -> None:
+        if self.trace:
+            self.trace("rx", msg.version, msg.name, msg.xid, t)
+        by_name = self.counters.by_name
+        by_name[msg.name] = by_name.get(msg.name, 0) + 1
+        if msg.name == "hello":
+            self._on_hello(msg)
+            return
+        if self.version is None:
+            # The spec has HELLO first; answer anything else with an error and go on.
+            self._send_error(msg, codec.OFPET_BAD_REQUEST, codec.OFPBRC_BAD_TYPE, frame)
+            return
+        if msg.version != self.version:
+            self._send_error(msg, codec.OFPET_BAD_REQUEST, codec.OFPBRC_BAD_VERSION, frame)
+            return
+        handler = getattr(self, "_on_" + msg.name, None)
+        if handler is not None:
+            handler(msg, t)
+        elif msg.name in ACCEPTED_SILENTLY:
+            pass
+        elif msg.name == "experimenter":
+            self._send_error(msg, codec.OFPET_BAD_REQUEST, 3, frame)  # BAD_VENDOR / BAD_EXPERIMENTER
+        else:
+            self._send_error(msg, codec.OFPET_BAD_REQUEST, codec.OFPBRC_BAD_TYPE, frame)
+
+    def _on_hello(self, msg) -> None:
+        if self.version is not None:
+            return
+        agreed = codec.negotiate(self.spec.versions, msg.version, codec.hello_versions(msg))
+        if agreed is None:
+            ours = "/".join(codec.VERSION_NAMES.get(v, hex(v)) for v in self.spec.versions)
+            self.send(codec.encode_error(max(self.spec.versions), msg.xid, codec.OFPET_HELLO_FAILED,
+                                         codec.OFPHFC_INCOMPATIBLE, b"no common version"), "error")
+            self.abort(CLOSE_VERSION, f"controller offered version 0x{msg.version:02x}, switch speaks {ours}")
+            return
+        self.version = agreed
+
+    def _on_echo_request(self, msg, t) -> None:
+        self.send(codec.encode_echo_reply(self.version, msg.xid, msg.body), "echo_reply", msg.xid)
+
+    def _on_echo_reply(self, msg, t) -> None:
+        sent = self._echo_pending.pop(msg.xid, None)
+        if sent is None:
+            return
+        self.t_echo_ok = t
+        self.listener.echo_answered(self, t - sent)
+
+    def _on_features_request(self, msg, t) -> None:
+        spec = self.spec
+        ports = spec.ports if self.version == codec.OFP10 else ()
+        self.send(codec.encode_features_reply(self.version, msg.xid, spec.datapath_id, spec.n_buffers,
+                                              spec.n_tables, ports), "features_reply", msg.xid)
+        if not self.ready:
+            self.ready = True
+            self.t_ready = self.t_last_tx
+            self._cancel_handshake_timer()
+            self.listener.session_ready(self)
+
+    def _on_set_config(self, msg, t) -> None:
+        self.miss_send_len = msg.fields["miss_send_len"]
+
+    def _on_get_config_request(self, msg, t) -> None:
+        self.send(codec.encode_get_config_reply(self.version, msg.xid, 0, self.miss_send_len),
+                  "get_config_reply", msg.xid)
+
+    def _on_barrier_request(self, msg, t) -> None:
+        self.send(codec.encode_barrier_reply(self.version, msg.xid), "barrier_reply", msg.xid)
+
+    def _on_role_request(self, msg, t) -> None:
+        role = msg.fields["role"]
+        if role != codec.OFPCR_ROLE_NOCHANGE:
+            self.role, self.generation_id = role, msg.fields["generation_id"]
+        self.send(codec.encode_role_reply(msg.xid, self.role, self.generation_id), "role_reply", msg.xid)
+
+    def _on_stats_request(self, msg, t) -> None:
+        kind = msg.fields["stats_type"]
+        spec = self.spec
+        if kind == codec.MP_DESC:
+            reply = codec.encode_desc_reply(self.version, msg.xid, "bmwg-sdn", "emulated OpenFlow switch",
+                                            "bmwg-sdn emulator", f"{spec.datapath_id:016x}", spec.description)
+        elif kind == codec.MP_PORT_DESC and self.version == codec.OFP13:
+            reply = codec.encode_port_desc_reply(msg.xid, spec.ports)
+        elif kind in SUPPORTED_STATS:
+            reply = codec.encode_empty_stats_reply(self.version, msg.xid, kind)
+        else:
+            self._send_error(msg, codec.OFPET_BAD_REQUEST, codec.OFPBRC_BAD_STAT, msg_bytes(msg))
+            return
+        self.send(reply, "stats_reply", msg.xid)
+
+    def _on_error(self, msg, t) -> None:
+        pass  # counted in counters.by_name; the controller told us something was wrong
+
+    # ------------------------------------------------------------------ helpers
+    def _send_error(self, msg, err_type: int, code: int, frame: bytes) -> None:
+        version = self.version or max(self.spec.versions)
+        self.counters.errors_sent += 1
+        self.send(codec.encode_error(version, msg.xid, err_type, code, frame), "error", msg.xid)
+
+    def _handshake_expired(self) -> None:
+        self._handshake_call = None
+        if not self.ready:
+            stage = "no HELLO from controller" if self.version is None else "no FEATURES_REQUEST from controller"
+            self.abort(CLOSE_HANDSHAKE_TIMEOUT, f"{stage} within {self.handshake_timeout:g} s")
+
+    def _cancel_handshake_timer(self) -> None:
+        if self._handshake_call is not None and self._handshake_call.active():
+            self._handshake_call.cancel()
+        self._handshake_call = None
+
+
+def msg_bytes(msg) -> bytes:
+    return codec.header(msg.version, msg.type, codec.HEADER_LEN + len(msg.body), msg.xid) + msg.body
+
+
+def classify_loss(reason) -> tuple[str, str]:
+    """Name how the controller ended a session from Twisted's connectionLost reason."""
+    exc = getattr(reason, "value", reason)
+    if isinstance(exc, terror.ConnectionDone):
+        return CLOSE_BY_PEER, "controller closed the connection (FIN)"
+    os_errno = getattr(exc, "osError", None) or getattr(exc, "errno", None)
+    if isinstance(exc, terror.ConnectionLost) or os_errno == errno.ECONNRESET:
+        return CLOSE_RESET, "connection reset (RST)"
+    return CLOSE_RESET, f"connection lost: {exc}"
