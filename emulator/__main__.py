@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 
 from . import __version__, codec
@@ -56,18 +57,30 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--openflow", type=parse_versions, default=(codec.OFP13,), metavar="1.3[,1.0]")
     cap.add_argument("--datapath-id-base", type=int, default=1)
     cap.add_argument("--sessions-per-source", type=int, default=20000)
+    cap.add_argument("--source-base", default="127.0.0.1", help="first loopback source address")
     cap.add_argument("--deadline", type=float, default=600.0, help="seconds before the trial is abandoned")
     return parser
 
 
 def run_capacity(args) -> int:
+    # SIGUSR1 (from the harness, when another shard saw drops): open no further sessions.
+    # Installed first, so an early signal never takes the default action (terminate).
+    pending = {"stop": False, "run": None}
+
+    def on_usr1(*_):
+        pending["stop"] = True
+        if pending["run"] is not None:
+            reactor.callFromThread(pending["run"].stop_ramp)
+
+    signal.signal(signal.SIGUSR1, on_usr1)
     try:
         params = CapacityParams(
             host=args.controller[0], port=args.controller[1], max_sessions=args.max_sessions,
             ramp_group=args.ramp_group, ramp_delay=args.ramp_delay, connect_timeout=args.connect_timeout,
             handshake_timeout=args.handshake_timeout, hold_time=args.hold_time,
             echo_interval=args.echo_interval, echo_timeout=args.echo_timeout, versions=args.openflow,
-            datapath_id_base=args.datapath_id_base, sessions_per_source=args.sessions_per_source)
+            datapath_id_base=args.datapath_id_base, sessions_per_source=args.sessions_per_source,
+            source_base=args.source_base)
     except ValueError as exc:
         emit({"event": "error", "kind": "bad_argument", "message": str(exc)})
         return 2
@@ -94,6 +107,9 @@ def run_capacity(args) -> int:
         reactor.stop()
 
     run = CapacityRun(params, reactor, emit, done)
+    pending["run"] = run
+    if pending["stop"]:
+        run.stop_ramp()
     reactor.callWhenRunning(run.start)
     reactor.callLater(args.deadline, deadline)
     reactor.run()

@@ -35,6 +35,7 @@ LOCAL_ERRNOS = {errno.EADDRNOTAVAIL, errno.EMFILE, errno.ENFILE, errno.ENOBUFS, 
 STOP_CAP = "session cap reached"
 STOP_DROPPING = "controller started dropping sessions"
 STOP_LOCAL = "emulator resource limit reached"
+STOP_REQUESTED = "ramp stopped on request (another shard saw the controller drop sessions)"
 
 
 @dataclass
@@ -146,6 +147,7 @@ class CapacityRun(SessionListener):
         self._echo_rtts: list[int] = []
         self._final_probe: dict = {}
         self._calls = []
+        self._stop_requested = False
         self.t_start = self.t_ramp_end = self.t_first_ready = self.t_last_ready = None
         self.rss_start = self.rss_peak = None
 
@@ -226,12 +228,18 @@ class CapacityRun(SessionListener):
             return
         if self.tally.failures.get(FAIL_LOCAL):
             self._end_ramp(STOP_LOCAL)
+        elif self._stop_requested and not self.tally.failed:
+            self._end_ramp(STOP_REQUESTED)
         elif self.tally.failed:
             self._end_ramp(STOP_DROPPING)
         elif self.tally.attempted >= self.p.max_sessions:
             self._end_ramp(STOP_CAP)
         else:
             self.reactor.callLater(self.p.ramp_delay, self._open_group)
+
+    def stop_ramp(self) -> None:
+        """Open no further group: end the ramp once the current group has settled."""
+        self._stop_requested = True
 
     # ------------------------------------------------------------------ hold and probe
     def _end_ramp(self, reason: str) -> None:

@@ -1,0 +1,82 @@
+"""junit.xml rendered from results.json: one testcase per benchmark.
+
+Each testcase carries the summary, verdict and p-value as ``<properties>`` (as
+pytest's ``record_property`` does); a FAIL verdict or a benchmark with no
+successful trial is a failure with its reason; a benchmark that could not run
+is skipped with its reason.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from junit_xml import TestCase, TestSuite, to_xml_report_string
+
+from .results import ok_values
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def benchmark_properties(bench: dict) -> dict:
+    props = {"rfc_section": bench.get("rfc_section"), "unit": bench.get("unit")}
+    for key, value in (bench.get("summary") or {}).items():
+        props[f"summary.{key}"] = value
+    verdict = bench.get("verdict") or {}
+    for key in ("result", "test", "p_value", "effect_size", "effect_measure", "alternative", "threshold"):
+        if verdict.get(key) is not None:
+            props[f"verdict.{key}"] = verdict[key]
+    failed = [t for t in bench.get("trials", []) if not t.get("ok")]
+    props["trials.ok"] = len(ok_values(bench))
+    props["trials.failed"] = len(failed)
+    return {k: _fmt(v) for k, v in props.items() if v is not None}
+
+
+def render_junit(data: dict) -> str:
+    suites = []
+    for bench in data.get("benchmarks", []):
+        name = bench["benchmark"]
+        summary = bench.get("summary") or {}
+        case = TestCase(name, classname=f"bmwg_sdn.rfc8456.s{bench.get('rfc_section', '')}",
+                        elapsed_sec=bench.get("duration_s"),
+                        stdout=_headline(bench))
+        outcome = bench.get("outcome") or {}
+        verdict = (bench.get("verdict") or {}).get("result")
+        if outcome.get("status") == "skipped":
+            case.add_skipped_info(outcome.get("reason", "skipped"))
+        elif verdict == "FAIL":
+            case.add_failure_info(f"verdict FAIL: {(bench.get('verdict') or {}).get('note', '')}".strip(),
+                                  _failure_text(bench))
+        elif outcome.get("status") == "failed" or (bench.get("trials") and not summary.get("n")):
+            case.add_failure_info(outcome.get("reason", "no successful trial"), _failure_text(bench))
+        suites.append(TestSuite(f"bmwg-sdn {name}", [case], timestamp=(data.get("run") or {}).get("started")))
+    xml = to_xml_report_string(suites, prettyprint=False)
+    return _add_case_properties(xml, data)
+
+
+def _headline(bench: dict) -> str:
+    s = bench.get("summary") or {}
+    if not s.get("n"):
+        return f"{bench['benchmark']}: no successful trial"
+    v = (bench.get("verdict") or {}).get("result", "no verdict")
+    return f"{bench['benchmark']}: mean {s['mean']:.6g} {bench.get('unit', '')} over {s['n']} trials; {v}"
+
+
+def _failure_text(bench: dict) -> str:
+    lines = [f"trial {t.get('index')}: {t.get('reason', 'failed')}" for t in bench.get("trials", []) if not t.get("ok")]
+    return "\n".join(lines) or _headline(bench)
+
+
+def _add_case_properties(xml: str, data: dict) -> str:
+    root = ET.fromstring(xml)
+    for suite, bench in zip(root.iter("testsuite"), data.get("benchmarks", [])):
+        case = suite.find("testcase")
+        props = ET.Element("properties")
+        for key, value in benchmark_properties(bench).items():
+            ET.SubElement(props, "property", name=key, value=value)
+        case.insert(0, props)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

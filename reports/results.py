@@ -1,0 +1,92 @@
+"""``results.json``: the source of truth every other report is rendered from.
+
+The file is rewritten atomically (temporary file, then rename) after every
+trial, so a crash or Ctrl-C loses nothing already measured.  The schema is
+documented in README.md ("results.json"); ``SCHEMA_VERSION`` changes when it does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+BENCHMARK_KEYS = ("benchmark", "rfc_section", "unit", "parameters", "trials", "summary", "verdict")
+
+
+class ResultsError(ValueError):
+    """A results file that cannot be read as bmwg-sdn results."""
+
+
+class ResultStore:
+    def __init__(self, path: str | os.PathLike, run: dict):
+        self.path = Path(path)
+        self.data = {"schema_version": SCHEMA_VERSION, "run": run, "benchmarks": []}
+
+    def add_benchmark(self, entry: dict) -> dict:
+        missing = [k for k in ("benchmark", "rfc_section", "unit") if k not in entry]
+        if missing:
+            raise ValueError(f"benchmark entry lacks {', '.join(missing)}")
+        entry.setdefault("parameters", {})
+        entry.setdefault("trials", [])
+        entry.setdefault("summary", None)
+        entry.setdefault("verdict", None)
+        self.data["benchmarks"].append(entry)
+        return entry
+
+    def save(self) -> None:
+        write_json_atomic(self.path, self.data)
+
+
+def write_json_atomic(path: Path, data) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=2, default=str)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def load_results(path: str | os.PathLike) -> dict:
+    """Read and check a results.json; errors name the file and what is wrong."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ResultsError(f"cannot read results file {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+        raise ResultsError(f"{path} has no 'benchmarks' list: not a bmwg-sdn results file")
+    for i, bench in enumerate(data["benchmarks"]):
+        if not isinstance(bench, dict):
+            raise ResultsError(f"{path}: benchmarks[{i}] is not an object")
+        missing = [k for k in ("benchmark", "unit", "trials") if k not in bench]
+        if missing:
+            raise ResultsError(f"{path}: benchmarks[{i}] lacks {', '.join(missing)}")
+        if not isinstance(bench["trials"], list):
+            raise ResultsError(f"{path}: benchmarks[{i}].trials is not a list")
+    return data
+
+
+def ok_values(bench: dict) -> list:
+    """The values of a benchmark's successful trials."""
+    return [t["value"] for t in bench.get("trials", []) if t.get("ok") and t.get("value") is not None]
+
+
+def find_benchmark(data: dict, name: str) -> dict | None:
+    for bench in data.get("benchmarks", []):
+        if bench.get("benchmark") == name:
+            return bench
+    return None

@@ -1,0 +1,122 @@
+"""The RFC 8456 report (Markdown), rendered from results.json.
+
+Layout: the §4.8 global template (test configuration, controller settings,
+emulator capabilities), then per benchmark its definition, measurement point,
+parameters, the per-trial table ending in the RFC's average and variance rows,
+labelled non-RFC extras, the verdict and the controller's resource use.
+"""
+
+from __future__ import annotations
+
+from .results import ok_values
+
+EXTRA_KEYS = ("median", "stdev", "min", "max", "ci95_low", "ci95_high")
+
+
+def _v(value, digits: int = 6) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_v(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _table(rows, header=("Parameter", "Value")) -> list:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(_v(c) for c in row) + " |" for row in rows]
+    return out + [""]
+
+
+def render_markdown(data: dict) -> str:
+    run = data.get("run") or {}
+    ctl = run.get("controller") or {}
+    host = run.get("host") or {}
+    emu = run.get("emulator") or {}
+    lines = ["# RFC 8456 benchmark report — bmwg-sdn", "",
+             f"Run started {run.get('started', '—')}; rendered from `results.json` "
+             f"(schema {data.get('schema_version', '—')}).", "",
+             "## Test configuration parameters (RFC 8456 §4.8)", ""]
+    lines += _table([
+        ("Controller name and version", f"{ctl.get('name', '—')} {ctl.get('version', '')}".strip()),
+        ("Controller deployment", ctl.get("mode")),
+        ("Northbound protocols and versions", run.get("northbound", "not used")),
+        ("Southbound protocols and versions", f"OpenFlow {run.get('openflow', '—')}"),
+        ("Controller redundancy mode", ctl.get("redundancy", "standalone")),
+        ("Connection setup", run.get("connection_setup", "unencrypted")),
+        ("Network device type", f"emulated (bmwg-sdn emulator {emu.get('version', '—')})"),
+        ("Number of nodes", "per benchmark, below"),
+        ("Number of links", "per benchmark, below"),
+        ("Data-plane test traffic type", run.get("traffic", "per benchmark, below")),
+        ("Controller system configuration",
+         f"{host.get('cpus', '—')} CPUs ({host.get('cpu_model', '—')}), {_v(host.get('memory_gib'))} GiB, "
+         f"{host.get('os', '—')}; controller and emulator share this host over loopback"),
+        ("Reference test setup", run.get("reference_setup", "RFC 8456 Section 3.1 (standalone)")),
+    ])
+    lines += ["## Controller settings parameters", ""]
+    lines += _table([
+        ("Topology rediscovery timeout", ctl.get("rediscovery_timeout", "controller default")),
+        ("Controller redundancy mode", ctl.get("redundancy", "standalone")),
+        ("Controller state persistence", ctl.get("persistence", "—")),
+    ])
+    lines += ["## Test emulator capabilities", ""]
+    lines += _table([
+        ("Maximum number of network devices emulated", emu.get("max_devices", "see benchmark notes")),
+        ("Control message processing time", emu.get("processing_time", "not measured in this run")),
+        ("Measurement point", emu.get("measurement_point", "emulator socket write/read, monotonic ns clock")),
+    ])
+    for bench in data.get("benchmarks", []):
+        lines += render_benchmark(bench)
+    return "\n".join(lines)
+
+
+def render_benchmark(bench: dict) -> list:
+    unit = bench.get("unit", "")
+    lines = [f"## {bench.get('title', bench['benchmark'])} — RFC 8456 §{bench.get('rfc_section', '?')}", ""]
+    if bench.get("definition"):
+        lines += [f"**Definition.** {bench['definition']}", ""]
+    if bench.get("measurement_point"):
+        lines += [f"**Measurement point.** {bench['measurement_point']}", ""]
+    outcome = bench.get("outcome") or {}
+    if outcome.get("status") == "skipped":
+        lines += [f"**Not run:** {outcome.get('reason', '')}", ""]
+    lines += ["### Parameters", ""]
+    lines += _table(sorted((bench.get("parameters") or {}).items()))
+    symbol = bench.get("symbol", "Value")
+    lines += ["### Per-trial results", ""]
+    rows = []
+    for t in bench.get("trials", []):
+        value = f"{_v(t.get('value'))}" if t.get("ok") else "—"
+        rows.append((t.get("index"), value, "ok" if t.get("ok") else "failed", t.get("note") or t.get("reason", "")))
+    summary = bench.get("summary") or {}
+    rows.append(("Average", _v(summary.get("mean")), f"n = {summary.get('n', 0)}", "RFC: sum of values / trials"))
+    rows.append(("Variance", _v(summary.get("variance")), "", "RFC: divisor n − 1"))
+    lines += _table(rows, header=("Trial", f"{symbol} ({unit})", "Outcome", "Notes"))
+    lines += ["### Extras (not required by RFC 8456)", ""]
+    lines += _table([(k, summary.get(k)) for k in EXTRA_KEYS], header=("Statistic", f"Value ({unit})"))
+    verdict = bench.get("verdict")
+    lines += ["### Verdict", ""]
+    if verdict:
+        lines += _table([(k, verdict[k]) for k in ("result", "test", "alternative", "p_value", "effect_size",
+                                                   "effect_measure", "alpha", "threshold", "bound", "baseline",
+                                                   "note", "rule") if k in verdict])
+    else:
+        lines += ["No threshold (profile) or baseline was given, so no verdict was computed.", ""]
+    resources = [(t.get("index"), (t.get("controller_resources") or {}).get("cpu_percent_mean"),
+                  (t.get("controller_resources") or {}).get("cpu_percent_max"),
+                  _mib((t.get("controller_resources") or {}).get("rss_bytes_max")))
+                 for t in bench.get("trials", []) if t.get("controller_resources")]
+    if resources:
+        lines += ["### Controller resource use per trial (extras)", ""]
+        lines += _table(resources, header=("Trial", "CPU % mean", "CPU % max", "RSS max (MiB)"))
+    if bench.get("notes"):
+        lines += ["### Notes", ""] + [f"- {n}" for n in bench["notes"]] + [""]
+    if not ok_values(bench) and bench.get("trials"):
+        lines += ["**No successful trial:** the benchmark has no value.", ""]
+    return lines
+
+
+def _mib(value):
+    return None if value is None else value / 2**20
+

@@ -1,0 +1,47 @@
+"""RFC 8456 §5.2.1 Control Sessions Capacity (A.5.1; RFC 8455 term 2.3.2.1)."""
+
+import pytest
+
+from emulator import codec
+from fixtures.harness import TrialFailed, TrialOutcome
+
+DEFINITION = (
+    "CCn, the largest number of control sessions the controller holds at once. Emulated switches open "
+    "sessions in groups until the controller starts dropping, refusing or closing them (or closes earlier "
+    "ones), or the session cap is reached. A session counts when TCP is up, HELLO is exchanged, "
+    "FEATURES_REQUEST is answered, and after the hold time it still answers an ECHO_REQUEST.")
+MEASUREMENT_POINT = (
+    "forwarding-plane emulator at interface I1: sessions counted by the emulator from its own socket "
+    "events; ECHO probes timestamped at socket write/read (monotonic ns)")
+
+
+@pytest.mark.rfc("5.2.1")
+@pytest.mark.scalability
+def test_control_session_capacity(benchmark_run, emulated_network, controller, bmwg):
+    p = bmwg.capacity
+    run = benchmark_run(
+        benchmark="test_control_session_capacity", title="Control Sessions Capacity", rfc_section="5.2.1",
+        unit="sessions", symbol="CCn", definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
+        higher_is_better=True, parameters={**p, "openflow": codec.VERSION_NAMES[controller.openflow],
+                                           "number_of_nodes": "one emulated switch per session",
+                                           "number_of_links": 0,
+                                           "sessions_per_emulator_process": emulated_network.per_process})
+
+    def trial(index):
+        r = emulated_network.session_capacity(controller.address, deadline=bmwg.trial_timeout, **p)
+        if r["emulator_bound"]:
+            raise TrialFailed(f"stopped by the emulator's own limit, not the controller's: {r['first_failure']}")
+        first = r["first_failure"]
+        how = (f"capped at {p['max_sessions']}" if r["capped"] else
+               f"controller started dropping: {first['kind']} at session {first['session']} ({first['detail']})")
+        return TrialOutcome(r["kept"], details=r, note=f"{r['established']} established; {how}")
+
+    entry = run.run(trial)
+    capped = [t for t in entry["trials"] if t.get("ok") and t["details"]["capped"]]
+    if capped:
+        run.note(f"{len(capped)} trial(s) reached the cap of {p['max_sessions']} sessions: there the capacity is "
+                 "at least the cap (raise --max-sessions to find the controller's limit)")
+        run.store.save()
+    assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")
+    assert all(t["value"] <= t["details"]["attempted"] for t in entry["trials"] if t.get("ok"))
+    assert entry["outcome"]["status"] == "passed", entry["outcome"].get("reason")
