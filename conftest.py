@@ -36,8 +36,9 @@ def pytest_addoption(parser):
     g.addoption("--ready-timeout", type=float, default=30.0, help="seconds for a controller to become ready")
     g.addoption("--trial-timeout", type=float, default=600.0, help="seconds before a trial is abandoned")
     c = parser.getgroup("bmwg-sdn control session capacity (RFC 8456 §5.2.1)")
-    c.addoption("--max-sessions", type=int, default=5000, help="cap on sessions opened in one trial")
-    c.addoption("--ramp-group", type=int, default=50, help="sessions opened together in one ramp step")
+    c.addoption("--max-sessions", type=int, default=100000,
+                help="cap on sessions opened in one trial (a trial that reaches it reports a lower bound)")
+    c.addoption("--ramp-group", type=int, default=25, help="sessions opened together in one ramp step")
     c.addoption("--ramp-delay", type=float, default=0.05, help="seconds between ramp steps")
     c.addoption("--hold-time", type=float, default=3.0,
                 help="seconds sessions must stay up after the ramp before they are counted")

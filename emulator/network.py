@@ -217,8 +217,9 @@ class CapacityRun(SessionListener):
         self._group_failed += 1
         t.failures[kind] = t.failures.get(kind, 0) + 1
         if t.first_failure is None:
-            t.first_failure = {"session": index + 1, "kind": kind, "detail": detail,
-                               "after_s": (self.now_ns() - self.t_start) / 1e9, "phase": self.phase}
+            t.first_failure = {"session": self.p.datapath_id_base + index, "kind": kind, "detail": detail,
+                               "after_s": (self.now_ns() - self.t_start) / 1e9, "phase": self.phase,
+                               "established_before": t.ready}
 
     def _group_settled_one(self) -> None:
         if self.phase != "ramp":
@@ -303,6 +304,7 @@ class CapacityRun(SessionListener):
             "event": "result",
             "kept": kept,
             "established": t.ready,
+            "established_before_failure": t.first_failure["established_before"] if t.first_failure else t.ready,
             "attempted": t.attempted,
             "failed": t.failed,
             "dropped_after_ready": t.dropped_after_ready,

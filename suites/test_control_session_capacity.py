@@ -9,7 +9,10 @@ DEFINITION = (
     "CCn, the largest number of control sessions the controller holds at once. Emulated switches open "
     "sessions in groups until the controller starts dropping, refusing or closing them (or closes earlier "
     "ones), or the session cap is reached. A session counts when TCP is up, HELLO is exchanged, "
-    "FEATURES_REQUEST is answered, and after the hold time it still answers an ECHO_REQUEST.")
+    "FEATURES_REQUEST is answered, and after the hold time it still answers an ECHO_REQUEST. A controller "
+    "that exits by itself at its limit has no sessions left to hold: CCn is then the sessions established "
+    "before the first failure (RFC 8456 A.5.1: switch n fails, n - 1 is the capacity), marked 'not held'. "
+    "A controller killed by a signal fails the trial.")
 MEASUREMENT_POINT = (
     "forwarding-plane emulator at interface I1: sessions counted by the emulator from its own socket "
     "events; ECHO probes timestamped at socket write/read (monotonic ns)")
@@ -34,6 +37,12 @@ def test_control_session_capacity(benchmark_run, emulated_network, controller, b
         first = r["first_failure"]
         how = (f"capped at {p['max_sessions']}" if r["capped"] else
                f"controller started dropping: {first['kind']} at session {first['session']} ({first['detail']})")
+        exited = controller.exit_reason()
+        if exited and controller.exited_by_itself() and first is not None:
+            return TrialOutcome(r["established_before_failure"], details=r, controller_exit_counted=True,
+                                note=f"not held: {exited} at its limit; {how}")
+        if controller.mode == "external" and r["kept"] < r["established"]:
+            controller.check_alive()  # raises ControllerError (trial fails) when it is gone
         return TrialOutcome(r["kept"], details=r, note=f"{r['established']} established; {how}")
 
     entry = run.run(trial)
