@@ -1,0 +1,168 @@
+"""The session-capacity driver on a MemoryReactorClock: ramp groups, stop rules, hold and probe."""
+
+import errno
+
+import pytest
+from twisted.internet import error as terror
+from twisted.internet.testing import MemoryReactorClock, StringTransport
+from twisted.python.failure import Failure
+
+from emulator import codec
+from emulator.codec import OFP13
+from emulator.network import (FAIL_ECHO_TIMEOUT, FAIL_EARLIER_DROPPED, FAIL_LOCAL, FAIL_REFUSED, STOP_CAP,
+                              STOP_DROPPING, STOP_LOCAL, STOP_REQUESTED, CapacityParams, CapacityRun,
+                              classify_connect_failure, source_address)
+
+
+class Scripted:
+    """Plays the controller for every connection the run opens."""
+
+    def __init__(self, **params):
+        self.reactor = MemoryReactorClock()
+        self.events, self.results = [], []
+        defaults = dict(host="127.0.0.1", port=6653, max_sessions=10, ramp_group=4, ramp_delay=0.5,
+                        hold_time=2.0, echo_interval=1.0, echo_timeout=1.0)
+        self.params = CapacityParams(**{**defaults, **params})
+        self.run = CapacityRun(self.params, self.reactor, self.events.append, self.results.append,
+                               now_ns=lambda: int(self.reactor.seconds() * 1e9))
+        self.handled = 0
+        self.protos = []
+
+    def pending(self):
+        return self.reactor.tcpClients[self.handled:]
+
+    def accept(self, n=None):
+        """Complete the handshake of the next ``n`` pending connections."""
+        for host, port, factory, timeout, bind in self.pending()[:n]:
+            self.handled += 1
+            proto = factory.buildProtocol(None)
+            proto.makeConnection(StringTransport())
+            proto.dataReceived(codec.encode_hello(OFP13, 1, (OFP13,)) + codec.header(OFP13, 5, 8, 2))
+            self.protos.append(proto)
+
+    def refuse(self, n=None, exc=terror.ConnectionRefusedError):
+        for host, port, factory, timeout, bind in self.pending()[:n]:
+            self.handled += 1
+            factory.clientConnectionFailed(None, Failure(exc()))
+
+    def answer_echoes(self, protos=None):
+        for proto in protos if protos is not None else self.protos:
+            frames, _ = codec.split_frames(proto.transport.value())
+            proto.transport.clear()
+            for f in frames:
+                m = codec.decode(f)
+                if m.name == "echo_request":
+                    proto.dataReceived(codec.encode_echo_reply(OFP13, m.xid))
+
+
+def test_ramp_in_groups_until_cap_then_hold_and_count():
+    s = Scripted(max_sessions=10, ramp_group=4)
+    s.run.start()
+    assert len(s.reactor.tcpClients) == 4
+    s.accept()
+    assert len(s.reactor.tcpClients) == 4  # the next group waits for the ramp delay
+    s.reactor.advance(0.5)
+    assert len(s.reactor.tcpClients) == 8
+    s.accept()
+    s.reactor.advance(0.5)
+    assert len(s.reactor.tcpClients) == 10  # the last group is what remains of the cap
+    s.accept()
+    assert s.run.stop_reason == STOP_CAP and s.run.phase == "hold"
+    for _ in range(2):
+        s.reactor.advance(1.0)
+        s.answer_echoes()
+    result = s.results[0]
+    assert (result["kept"], result["established"], result["attempted"], result["failed"]) == (10, 10, 10, 0)
+    assert result["capped"] and not result["emulator_bound"]
+    assert s.events[0]["event"] == "start"
+    assert [e for e in s.events if e["event"] == "ramp_end"] == [
+        {"event": "ramp_end", "reason": STOP_CAP, "established": 10, "attempted": 10}]
+
+
+def test_refusal_stops_the_ramp_and_is_recorded():
+    s = Scripted(max_sessions=100, ramp_group=4)
+    s.run.start()
+    s.accept()
+    s.reactor.advance(0.5)
+    s.accept(2)
+    s.refuse()
+    assert s.run.stop_reason == STOP_DROPPING
+    s.reactor.advance(2.0)
+    s.answer_echoes()
+    r = s.results[0]
+    assert (r["kept"], r["established"], r["attempted"]) == (6, 6, 8)
+    assert r["failures"] == {FAIL_REFUSED: 2}
+    assert r["first_failure"]["session"] == 7 and r["first_failure"]["established_before"] == 6
+    assert r["established_before_failure"] == 6
+
+
+def test_unanswered_echo_is_not_kept():
+    s = Scripted(max_sessions=3, ramp_group=3, hold_time=1.0, echo_interval=1.0)
+    s.run.start()
+    s.accept()
+    s.reactor.advance(1.0)  # final probe round goes out
+    s.answer_echoes(s.protos[:2])
+    assert not s.results  # still waiting for the third answer
+    s.reactor.advance(1.0)  # echo timeout
+    r = s.results[0]
+    assert r["kept"] == 2 and r["failures"] == {FAIL_ECHO_TIMEOUT: 1}
+
+
+def test_earlier_session_dropped_during_ramp_stops_it():
+    s = Scripted(max_sessions=100, ramp_group=2)
+    s.run.start()
+    s.accept()
+    s.protos[0].connectionLost(Failure(terror.ConnectionDone()))
+    s.reactor.advance(0.5)
+    s.accept()
+    assert s.run.stop_reason == STOP_DROPPING
+    assert s.run.tally.failures == {FAIL_EARLIER_DROPPED: 1}
+
+
+def test_local_socket_error_is_the_emulators_limit_not_the_controllers():
+    s = Scripted(max_sessions=100, ramp_group=2)
+    s.run.start()
+    s.accept(1)
+    s.refuse(1, exc=lambda: terror.ConnectBindError(errno.EMFILE, "Too many open files"))
+    assert s.run.stop_reason == STOP_LOCAL
+    s.reactor.advance(2.0)
+    s.answer_echoes()
+    assert s.results[0]["emulator_bound"] and s.results[0]["failures"] == {FAIL_LOCAL: 1}
+
+
+def test_stop_request_ends_the_ramp_after_the_current_group():
+    s = Scripted(max_sessions=100, ramp_group=2)
+    s.run.start()
+    s.run.stop_ramp()
+    s.accept()
+    assert s.run.stop_reason == STOP_REQUESTED
+    assert len(s.reactor.tcpClients) == 2
+
+
+def test_sessions_spread_over_source_addresses():
+    s = Scripted(max_sessions=5, ramp_group=5, sessions_per_source=2, source_base="127.0.0.9")
+    s.run.start()
+    assert [c[4] for c in s.reactor.tcpClients] == [("127.0.0.9", 0), ("127.0.0.9", 0), ("127.0.0.10", 0),
+                                                    ("127.0.0.10", 0), ("127.0.0.11", 0)]
+    assert {c[2].index for c in s.reactor.tcpClients} == {0, 1, 2, 3, 4}
+
+
+def test_source_address_stays_in_loopback():
+    assert source_address("127.255.255.254", 1, 1) == "127.255.255.255"
+    with pytest.raises(ValueError, match="outside 127.0.0.0/8"):
+        source_address("127.255.255.255", 1, 1)
+
+
+def test_classify_connect_failures():
+    assert classify_connect_failure(Failure(terror.ConnectionRefusedError()))[0] == FAIL_REFUSED
+    assert classify_connect_failure(Failure(terror.TimeoutError()))[0] == "connect timeout"
+    local = terror.ConnectError(osError=errno.EADDRNOTAVAIL)
+    assert classify_connect_failure(Failure(local))[0] == FAIL_LOCAL
+
+
+@pytest.mark.parametrize("bad,match", [({"max_sessions": 0}, "max_sessions must be at least 1"),
+                                       ({"ramp_group": 0}, "ramp_group"), ({"echo_timeout": 0}, "echo_timeout"),
+                                       ({"source_base": "10.0.0.1"}, "loopback")])
+def test_params_are_checked(bad, match):
+    with pytest.raises(ValueError, match=match):
+        CapacityParams(**{"host": "127.0.0.1", "port": 1, "max_sessions": 5, **bad})

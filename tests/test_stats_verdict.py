@@ -1,0 +1,109 @@
+"""Statistics and verdicts against hand-computed values and scipy."""
+
+import math
+import warnings
+
+import pytest
+from scipy import stats as sps
+
+from reports import verdict as v
+from reports.stats import percentile, summarize
+
+
+def test_summary_rfc_figures_by_hand():
+    s = summarize([2, 4, 4, 4, 5, 5, 7, 9])
+    assert s["n"] == 8 and s["mean"] == 5.0
+    assert s["variance"] == pytest.approx(32 / 7)  # sum of squared deviations 32, divisor n - 1
+    assert s["stdev"] == pytest.approx(math.sqrt(32 / 7))
+    assert (s["median"], s["min"], s["max"]) == (4.5, 2, 9)
+    half = 2.3646242515927844 * math.sqrt(32 / 7) / math.sqrt(8)  # t(0.975, 7)
+    assert (s["ci95_low"], s["ci95_high"]) == (pytest.approx(5 - half), pytest.approx(5 + half))
+
+
+def test_summary_zero_variance_and_small_samples():
+    s = summarize([1017] * 30)
+    assert (s["variance"], s["ci95_low"], s["ci95_high"]) == (0.0, 1017.0, 1017.0)
+    one = summarize([3])
+    assert one["n"] == 1 and one["variance"] is None and one["ci95_low"] is None
+    assert summarize([])["n"] == 0 and summarize([])["mean"] is None
+
+
+def test_percentile():
+    assert percentile([1, 2, 3, 4], 50) == 2.5
+    assert percentile([10, 20, 30], 100) == 30 and percentile([], 50) is None
+    with pytest.raises(ValueError):
+        percentile([1], 101)
+
+
+def test_zero_variance_capacity_above_threshold_passes_with_exact_sign_p():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no scipy warning, no NaN
+        verdict = v.against_threshold([1017] * 30, 1000, "min")
+    assert verdict.result == v.PASS and verdict.p_value == 0.5 ** 30
+    assert verdict.test.startswith("sign-test") and verdict.effect_size == 1.0
+
+
+def test_zero_variance_below_threshold_fails_and_small_n_is_inconclusive():
+    assert v.against_threshold([900] * 10, 1000, "min").result == v.FAIL
+    assert v.against_threshold([1017] * 4, 1000, "min").result == v.INCONCLUSIVE  # 0.5**4 = 0.0625
+    equal = v.against_threshold([1000] * 10, 1000, "min")
+    assert equal.result == v.PASS and equal.p_value is None
+
+
+def test_threshold_rank_test_matches_scipy():
+    values = [1, 2, 3, 6, 6, 6, 7, 7, 300, 900]  # heavily skewed: Shapiro-Wilk rejects, rank test
+    verdict = v.against_threshold(values, 5, "min")
+    assert verdict.test == "wilcoxon-signed-rank"
+    d = [x - 5 for x in values]
+    assert verdict.p_value == pytest.approx(sps.wilcoxon(d, alternative="greater").pvalue)
+    assert verdict.p_value > 0.05 and sps.wilcoxon(d, alternative="less").pvalue > 0.05
+    assert verdict.result == v.INCONCLUSIVE  # the median (6) is not clearly above 5 with these tails
+    assert v.against_threshold(values, 0, "min").result == v.PASS
+    # rank-biserial by hand: |d| = 4,3,2,1,1,1,2,2,295,895; tied 1s rank 2, tied 2s rank 5, 3 -> 7, 4 -> 8;
+    # negatives (-4, -3, -2) hold 8 + 7 + 5 = 20 of the 55 rank points, positives 35
+    assert verdict.effect_size == pytest.approx((35 - 20) / 55)
+
+
+def test_threshold_t_test_for_normal_data_and_max_bound():
+    values = [10.1, 9.8, 10.0, 10.3, 9.9, 10.2, 10.0, 9.7, 10.1, 9.9]
+    verdict = v.against_threshold(values, 12, "max")  # times: at most 12 ms
+    assert verdict.test == "one-sample-t" and verdict.result == v.PASS
+    assert verdict.p_value == pytest.approx(sps.ttest_1samp(values, 12, alternative="less").pvalue)
+    assert v.against_threshold(values, 9, "max").result == v.FAIL
+    assert v.against_threshold(values, 10.0, "max").result == v.INCONCLUSIVE
+
+
+def test_baseline_regression_detected_two_sided_then_one_sided():
+    base = [1000, 1010, 990, 1005, 995, 1002, 998, 1001, 999, 1003]
+    worse = [900, 905, 895, 910, 890, 902, 898, 901, 899, 903]
+    fail = v.against_baseline(worse, base, higher_is_better=True)
+    assert fail.result == v.FAIL and fail.alternative == "less" and fail.test == "welch-t"
+    assert fail.p_value == pytest.approx(sps.ttest_ind(worse, base, equal_var=False, alternative="less").pvalue)
+    assert v.against_baseline(base, worse, higher_is_better=True).result == v.PASS  # improvement
+    assert v.against_baseline(worse, base, higher_is_better=False).result == v.PASS  # lower time is better
+
+
+def test_baseline_same_distribution_passes_and_constant_samples_are_handled():
+    same = v.against_baseline([5, 6, 7, 5, 6], [6, 5, 7, 6, 5], higher_is_better=True)
+    assert same.result == v.PASS and same.test == "mann-whitney-u" and same.p_value > 0.05
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        identical = v.against_baseline([20] * 10, [20] * 10, higher_is_better=True)
+        shifted = v.against_baseline([19] * 10, [20] * 10, higher_is_better=True)
+    assert identical.result == v.PASS and identical.p_value == 1.0
+    assert shifted.result == v.FAIL and shifted.effect_size == -1.0
+    assert shifted.p_value == pytest.approx(sps.mannwhitneyu([19] * 10, [20] * 10, alternative="less").pvalue)
+
+
+def test_verdict_input_errors():
+    with pytest.raises(ValueError, match="no successful trials"):
+        v.against_threshold([], 1)
+    with pytest.raises(ValueError, match="alpha"):
+        v.against_threshold([1], 1, alpha=1.5)
+    with pytest.raises(ValueError, match="'min' or 'max'"):
+        v.against_threshold([1], 1, bound="above")
+
+
+def test_combine():
+    pass_, fail = v.against_threshold([2] * 10, 1), v.against_threshold([0] * 10, 1)
+    assert v.combine([pass_, fail]) == v.FAIL and v.combine([pass_]) == v.PASS and v.combine([]) is None
