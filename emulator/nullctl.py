@@ -39,9 +39,9 @@ class NullControllerProtocol(Protocol):
         if f.limit is not None and f.open > f.limit:
             if f.mode == "close":
                 self.transport.loseConnection()
-                return
-            if f.mode == "silent":
-                return
+            elif f.mode == "refuse":  # accepted in the same accept loop before stopListening took effect
+                self.transport.abortConnection()
+            return
         self.transport.write(codec.encode_hello(max(f.versions), 1, f.versions))
         if f.mode == "refuse" and f.limit is not None and f.open >= f.limit and f.port is not None:
             f.port.stopListening()

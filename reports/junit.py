@@ -50,8 +50,10 @@ def render_junit(data: dict) -> str:
         elif verdict == "FAIL":
             case.add_failure_info(f"verdict FAIL: {(bench.get('verdict') or {}).get('note', '')}".strip(),
                                   _failure_text(bench))
-        elif outcome.get("status") == "failed" or (bench.get("trials") and not summary.get("n")):
-            case.add_failure_info(outcome.get("reason", "no successful trial"), _failure_text(bench))
+        elif not summary.get("n") and bench.get("trials"):
+            case.add_failure_info(outcome.get("reason") or "no successful trial", _failure_text(bench))
+        elif outcome.get("status") == "failed":
+            case.add_failure_info(outcome.get("reason") or "benchmark failed", _failure_text(bench))
         suites.append(TestSuite(f"bmwg-sdn {name}", [case], timestamp=(data.get("run") or {}).get("started")))
     xml = to_xml_report_string(suites, prettyprint=False)
     return _add_case_properties(xml, data)
