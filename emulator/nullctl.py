@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import sys
 
 from twisted.internet.protocol import Factory, Protocol
@@ -86,6 +87,19 @@ class NullControllerFactory(Factory):
         return NullControllerProtocol(self)
 
 
+def listen_reuse_port(reactor, host: str, port: int, factory):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
+        sock.listen(4096)
+        sock.setblocking(False)
+        return reactor.adoptStreamPort(sock.fileno(), socket.AF_INET, factory)
+    finally:
+        sock.close()  # adoptStreamPort made its own copy of the descriptor
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m emulator.nullctl", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
@@ -95,6 +109,9 @@ def main(argv=None) -> int:
     parser.add_argument("--limit-mode", choices=LIMIT_MODES, default="refuse",
                         help="past the limit: stop listening, accept and close, or accept and stay silent")
     parser.add_argument("--max-files", type=int, default=200000, help="RLIMIT_NOFILE to ask for")
+    parser.add_argument("--reuse-port", action="store_true",
+                        help="listen with SO_REUSEPORT, so several null controllers share one port (and the "
+                             "kernel spreads sessions over them past one process's open-file limit)")
     args = parser.parse_args(argv)
     try:
         raise_nofile(args.max_files)
@@ -105,8 +122,11 @@ def main(argv=None) -> int:
 
     factory = NullControllerFactory(limit=args.session_limit, mode=args.limit_mode)
     try:
-        factory.port = reactor.listenTCP(args.port, factory, backlog=4096, interface=args.host)
-    except Exception as exc:  # CannotListenError carries the address and the OS reason
+        if args.reuse_port:
+            factory.port = listen_reuse_port(reactor, args.host, args.port, factory)
+        else:
+            factory.port = reactor.listenTCP(args.port, factory, backlog=4096, interface=args.host)
+    except Exception as exc:  # CannotListenError / OSError carry the address and the OS reason
         print(json.dumps({"event": "error", "message": f"cannot listen on {args.host}:{args.port}: {exc}"}),
               flush=True)
         return 3
