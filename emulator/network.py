@@ -250,9 +250,11 @@ class CapacityRun(SessionListener):
         self.rss_peak = rss_bytes()
         self.emit({"event": "ramp_end", "reason": reason, "established": self.tally.ready,
                    "attempted": self.tally.attempted})
-        rounds = int(self.p.hold_time // self.p.echo_interval)
-        for k in range(1, rounds + 1):
+        # Keep-alive probes while holding; the final round at hold_time is the one that counts.
+        k = 1
+        while k * self.p.echo_interval < self.p.hold_time:
             self._calls.append(self.reactor.callLater(k * self.p.echo_interval, self._probe_all, False))
+            k += 1
         self._calls.append(self.reactor.callLater(self.p.hold_time, self._final_round))
 
     def live_sessions(self):

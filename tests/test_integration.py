@@ -94,13 +94,13 @@ def test_embedded_ryu_ready_by_handshake_holds_sessions_and_leaves_nothing(tmp_p
         os.kill(pid, 0)
 
 
-def test_unreachable_controller_fails_fast_with_a_clear_error():
+def test_unreachable_controller_fails_fast_with_a_clear_error(tmp_path):
     port = free_port()
     start = time.monotonic()
     with pytest.raises(ControllerError, match=f"nothing accepts connections at 127.0.0.1:{port}"):
         ExternalController("127.0.0.1", port).check_alive()
     run = pytest_run("suites", "-k", "control_session_capacity", "--controller", f"external:127.0.0.1:{port}",
-                     "--report-dir", "/tmp/bmwg-unreachable")
+                     "--report-dir", str(tmp_path))
     assert run.returncode != 0
     assert "external controller is not answering" in run.stdout and "connection refused" in run.stdout
     assert time.monotonic() - start < 30

@@ -96,6 +96,20 @@ def test_refusal_stops_the_ramp_and_is_recorded():
     assert r["established_before_failure"] == 6
 
 
+def test_hold_probes_keep_alive_and_the_final_round_is_sent_once():
+    s = Scripted(max_sessions=1, ramp_group=1, hold_time=2.0, echo_interval=1.0)
+    s.run.start()
+    s.accept()
+    counts = []
+    for _ in range(2):
+        s.reactor.advance(1.0)
+        frames, _ = codec.split_frames(s.protos[0].transport.value())
+        counts.append(sum(codec.decode(f).name == "echo_request" for f in frames))
+        s.answer_echoes()
+    assert counts == [1, 1]  # one keep-alive at 1 s, one final probe at 2 s (not two)
+    assert s.results[0]["kept"] == 1
+
+
 def test_unanswered_echo_is_not_kept():
     s = Scripted(max_sessions=3, ramp_group=3, hold_time=1.0, echo_interval=1.0)
     s.run.start()
