@@ -179,6 +179,22 @@ def against_baseline(values: Sequence[float], baseline: Sequence[float], higher_
                    note="two-sided difference without a confirmed direction", **common)
 
 
+def with_lower_bounds(verdict: Verdict, n_lower_bounds: int) -> Verdict:
+    """Withdraw a conclusion that lower-bound values cannot support.
+
+    A trial stopped by a cap reports a lower bound: the true value may be
+    larger.  A conclusion that the location is *below* its reference (the
+    alternative "less": FAIL against a minimum, PASS against a maximum, a
+    regression of a higher-is-better figure) then has no footing, and becomes
+    INCONCLUSIVE.  Conclusions that the location is above stand.
+    """
+    if n_lower_bounds and verdict.alternative == "less" and verdict.result in (PASS, FAIL):
+        verdict.note = (f"{verdict.result} withdrawn: {n_lower_bounds} trial value(s) are lower bounds (a cap was "
+                        f"reached), so the true values may be higher; raise the cap to decide. {verdict.note}").strip()
+        verdict.result = INCONCLUSIVE
+    return verdict
+
+
 def combine(verdicts: Sequence[Verdict]) -> Optional[str]:
     """One word for several verdicts: FAIL beats INCONCLUSIVE beats PASS."""
     results = {v.result for v in verdicts}

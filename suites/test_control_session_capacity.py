@@ -43,7 +43,8 @@ def test_control_session_capacity(benchmark_run, emulated_network, controller, b
                                 note=f"not held: {exited} at its limit; {how}")
         if controller.mode == "external" and r["kept"] < r["established"]:
             controller.check_alive()  # raises ControllerError (trial fails) when it is gone
-        return TrialOutcome(r["kept"], details=r, note=f"{r['established']} established; {how}")
+        return TrialOutcome(r["kept"], details=r, note=f"{r['established']} established; {how}",
+                            lower_bound=r["capped"])
 
     entry = run.run(trial)
     capped = [t for t in entry["trials"] if t.get("ok") and t["details"]["capped"]]

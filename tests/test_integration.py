@@ -224,3 +224,16 @@ def test_suite_end_to_end_with_profile_then_baseline(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:]
     verdict = load_results(second / "results.json")["benchmarks"][0]["verdict"]
     assert verdict["result"] == "PASS" and verdict["test"] == "none (identical constant samples)"
+
+
+def test_capped_trials_below_a_minimum_are_inconclusive_not_fail(tmp_path):
+    profile = tmp_path / "p.yaml"
+    profile.write_text("control_session_capacity: {min: 50}\n")
+    run = pytest_run("suites", "-k", "control_session_capacity", "--controller", "null", "--repetitions", "5",
+                     "--max-sessions", "20", "--hold-time", "0.5", "--profile", str(profile),
+                     "--report-dir", str(tmp_path / "r"))
+    assert run.returncode == 0, run.stdout[-3000:]
+    bench = load_results(tmp_path / "r" / "results.json")["benchmarks"][0]
+    assert all(t["lower_bound"] for t in bench["trials"])
+    assert bench["verdict"]["result"] == "INCONCLUSIVE"
+    assert bench["verdict"]["note"].startswith("FAIL withdrawn: 5 trial value(s) are lower bounds")

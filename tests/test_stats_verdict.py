@@ -107,3 +107,16 @@ def test_verdict_input_errors():
 def test_combine():
     pass_, fail = v.against_threshold([2] * 10, 1), v.against_threshold([0] * 10, 1)
     assert v.combine([pass_, fail]) == v.FAIL and v.combine([pass_]) == v.PASS and v.combine([]) is None
+
+
+def test_lower_bounds_withdraw_only_conclusions_that_the_value_is_below():
+    capped_below_min = v.with_lower_bounds(v.against_threshold([300] * 10, 1000, "min"), 10)
+    assert capped_below_min.result == v.INCONCLUSIVE and "lower bounds" in capped_below_min.note
+    capped_above_min = v.with_lower_bounds(v.against_threshold([1200] * 10, 1000, "min"), 10)
+    assert capped_above_min.result == v.PASS  # at least 1200 is at least 1000
+    under_max = v.with_lower_bounds(v.against_threshold([5] * 10, 10, "max"), 3)
+    assert under_max.result == v.INCONCLUSIVE  # "at most 10" cannot rest on "at least 5"
+    regression = v.with_lower_bounds(v.against_baseline([19] * 10, [20] * 10, higher_is_better=True), 10)
+    assert regression.result == v.INCONCLUSIVE
+    uncapped = v.with_lower_bounds(v.against_threshold([300] * 10, 1000, "min"), 0)
+    assert uncapped.result == v.FAIL
