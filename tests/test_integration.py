@@ -46,13 +46,15 @@ def pytest_run(*args, timeout=180):
                           capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.mark.parametrize("mode,kind", [("refuse", "refused"), ("close", "closed")])
-def test_capacity_equals_known_limit_of_null_controller(null_controller, tmp_path, mode, kind):
+# A refusing controller shows as "refused" for SYNs after it stops listening, and as "reset" for
+# connections the kernel had already completed in its accept queue: which comes first is timing.
+@pytest.mark.parametrize("mode,kinds", [("refuse", {"refused", "reset"}), ("close", {"closed"})])
+def test_capacity_equals_known_limit_of_null_controller(null_controller, tmp_path, mode, kinds):
     ctl = null_controller(session_limit=37, limit_mode=mode)
     result = EmulatedNetwork(tmp_path).session_capacity(ctl.address, max_sessions=500, **FAST)
     assert result["kept"] == 37 and result["established"] == 37
     assert result["stop_reason"] == STOP_DROPPING
-    assert result["first_failure"]["kind"] == kind
+    assert result["first_failure"]["kind"] in kinds
 
 
 def test_silent_controller_is_a_handshake_timeout(null_controller, tmp_path):
