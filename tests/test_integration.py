@@ -239,3 +239,25 @@ def test_capped_trials_below_a_minimum_are_inconclusive_not_fail(tmp_path):
     assert all(t["lower_bound"] for t in bench["trials"])
     assert bench["verdict"]["result"] == "INCONCLUSIVE"
     assert bench["verdict"]["note"].startswith("FAIL withdrawn: 5 trial value(s) are lower bounds")
+
+
+def test_embedded_controller_on_a_taken_port_retries_on_another(tmp_path, monkeypatch):
+    import fixtures.controllers as controllers
+    with socket.socket() as holder:  # the port "free_port" first offers is taken before the bind
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        offers = iter([taken])
+        real = controllers.free_port
+        monkeypatch.setattr(controllers, "free_port", lambda host="127.0.0.1": next(offers, None) or real(host))
+        ctl = NullController(tmp_path, ready_timeout=15)
+        try:
+            ctl.start()
+            assert ctl.port != taken and ctl.starts == 2
+        finally:
+            ctl.stop()
+
+
+def test_free_port_is_below_the_ephemeral_range():
+    from fixtures.controllers import ephemeral_range
+    assert free_port() < ephemeral_range()[0]
