@@ -18,7 +18,7 @@ FIRST = {"kind": "refused", "session": 20001, "detail": "connection refused", "e
 def test_held_sessions_are_the_value():
     out = capacity_outcome(result(kept=950, established=1000, first_failure=FIRST), 100000, None, False)
     assert out.value == 950 and not out.lower_bound and not out.controller_exit_counted
-    assert "controller started dropping: refused at session 20001" in out.note
+    assert "controller started dropping: refused at the switch with datapath id 20001" in out.note
 
 
 def test_cap_reached_is_a_lower_bound():
