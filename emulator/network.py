@@ -278,7 +278,6 @@ class CapacityRun(SessionListener):
         if len(self._echo_rtts) < 200000:
             self._echo_rtts.append(rtt_ns)
         if self.phase == "probe" and self._final_probe.pop(session.index, None) is not None:
-            session.echo_ok_final = True
             if not self._final_probe:
                 self._finish()
 
@@ -286,10 +285,12 @@ class CapacityRun(SessionListener):
     def _finish(self) -> None:
         if self.phase == "done":
             return
+        kept = 0
         for s in self.live_sessions():
-            if not getattr(s, "echo_ok_final", False):
+            if s.index in self._final_probe:  # probed in the final round, never answered
                 self._fail(s.index, FAIL_ECHO_TIMEOUT, f"no ECHO_REPLY within {self.p.echo_timeout:g} s")
-        kept = sum(1 for s in self.live_sessions() if getattr(s, "echo_ok_final", False))
+            else:
+                kept += 1
         self.phase = "done"
         for call in self._calls + [getattr(self, "_final_call", None), getattr(self, "_progress_call", None)]:
             if call is not None and call.active():
