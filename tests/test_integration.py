@@ -261,3 +261,19 @@ def test_embedded_controller_on_a_taken_port_retries_on_another(tmp_path, monkey
 def test_free_port_is_below_the_ephemeral_range():
     from fixtures.controllers import ephemeral_range
     assert free_port() < ephemeral_range()[0]
+
+
+def test_null_controllers_sharing_one_port(tmp_path):
+    port = free_port()
+    shared = [NullController(tmp_path / f"n{i}", port=port, reuse_port=True, ready_timeout=15) for i in range(2)]
+    try:
+        for ctl in shared:
+            ctl.start()
+        result = EmulatedNetwork(tmp_path).session_capacity(("127.0.0.1", port), max_sessions=60, **FAST)
+        assert result["kept"] == 60
+        assert all(ctl.exit_reason() is None for ctl in shared)
+    finally:
+        for ctl in shared:
+            ctl.stop()
+    with pytest.raises(ValueError, match="needs that port given"):
+        NullController(tmp_path, reuse_port=True)
