@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
 from .results import ok_values
+from .summary import headline
 
 
 def _fmt(value) -> str:
@@ -42,7 +43,7 @@ def render_junit(data: dict) -> str:
         summary = bench.get("summary") or {}
         case = TestCase(name, classname=f"bmwg_sdn.rfc8456.s{bench.get('rfc_section', '')}",
                         elapsed_sec=bench.get("duration_s"),
-                        stdout=_headline(bench))
+                        stdout=headline(bench))
         outcome = bench.get("outcome") or {}
         verdict = (bench.get("verdict") or {}).get("result")
         if outcome.get("status") == "skipped":
@@ -59,17 +60,9 @@ def render_junit(data: dict) -> str:
     return _add_case_properties(xml, data)
 
 
-def _headline(bench: dict) -> str:
-    s = bench.get("summary") or {}
-    if not s.get("n"):
-        return f"{bench['benchmark']}: no successful trial"
-    v = (bench.get("verdict") or {}).get("result", "no verdict")
-    return f"{bench['benchmark']}: mean {s['mean']:.6g} {bench.get('unit', '')} over {s['n']} trials; {v}"
-
-
 def _failure_text(bench: dict) -> str:
     lines = [f"trial {t.get('index')}: {t.get('reason', 'failed')}" for t in bench.get("trials", []) if not t.get("ok")]
-    return "\n".join(lines) or _headline(bench)
+    return "\n".join(lines) or headline(bench)
 
 
 def _add_case_properties(xml: str, data: dict) -> str:
