@@ -344,3 +344,93 @@ def _decode_fields(version: int, name: str, body: bytes) -> dict:
         dpid, n_buffers, n_tables = struct.unpack_from("!QIB", body)
         return {"datapath_id": dpid, "n_buffers": n_buffers, "n_tables": n_tables}
     return {}
+
+
+# --------------------------------------------------------------------------- asynchronous messages
+# PACKET_IN (switch -> controller) and the fields of PACKET_OUT / FLOW_MOD the response
+# matcher needs.  The hot path (emulator/traffic.py) reads those fields at fixed offsets;
+# the offsets live here, next to the layouts they come from.
+
+NO_BUFFER = 0xFFFFFFFF
+OFPR_NO_MATCH = 0
+OFPP_FLOOD_10, OFPP_CONTROLLER_10 = 0xFFFB, 0xFFFD
+OFPP_FLOOD_13, OFPP_CONTROLLER_13 = 0xFFFFFFFB, 0xFFFFFFFD
+OXM_OF_IN_PORT = 0x80000004   # class OPENFLOW_BASIC, field IN_PORT, no mask, 4 bytes
+OXM_OF_ETH_SRC_FIELD = 4
+
+# Where a PACKET_IN's frame starts: 1.0 has a fixed 18-byte head; 1.3 carries an
+# OXM match (here IN_PORT only: 4 + 8 bytes, padded to 16) and 2 bytes of pad.
+PACKET_IN_DATA_OFFSET = {OFP10: 18, OFP13: 42}
+# A PACKET_OUT's head before its actions: 1.0 16 bytes, 1.3 24 bytes; actions_len at 14 / 16.
+PACKET_OUT_HEAD = {OFP10: 16, OFP13: 24}
+PACKET_OUT_ACTIONS_LEN_AT = {OFP10: 14, OFP13: 16}
+# FLOW_MOD's buffer_id: 1.0 after the 40-byte match and cookie/command/timeouts/priority;
+# 1.3 after cookie, cookie_mask, table_id, command, timeouts and priority.
+FLOW_MOD_BUFFER_ID_AT = {OFP10: 64, OFP13: 32}
+FLOW_MOD_MATCH_AT = {OFP10: 8, OFP13: 48}
+
+
+def encode_packet_in(version: int, xid: int, buffer_id: int, in_port: int, frame: bytes,
+                     total_len: Optional[int] = None, reason: int = OFPR_NO_MATCH,
+                     table_id: int = 0, cookie: int = 0) -> bytes:
+    """PACKET_IN carrying ``frame`` (already truncated by the caller when buffered)."""
+    total = len(frame) if total_len is None else total_len
+    if version == OFP10:
+        body = struct.pack("!IHHBx", buffer_id, total, in_port, reason) + frame
+    else:
+        match = struct.pack("!HHII4x", 1, 12, OXM_OF_IN_PORT, in_port)  # OFPMT_OXM, length 12, padded to 16
+        body = struct.pack("!IHBBQ", buffer_id, total, reason, table_id, cookie) + match + b"\0\0" + frame
+    return _message(version, PACKET_IN, xid, body)
+
+
+def encode_packet_out(version: int, xid: int, buffer_id: int, in_port: int, out_port: int,
+                      data: bytes = b"") -> bytes:
+    """PACKET_OUT with one OUTPUT action (a controller's answer; the null controller sends it)."""
+    if version == OFP10:
+        action = struct.pack("!HHHH", 0, 8, out_port, 0)
+        body = struct.pack("!IHH", buffer_id, in_port, len(action)) + action + data
+    else:
+        action = struct.pack("!HHIH6x", 0, 16, out_port, 0)
+        body = struct.pack("!IIH6x", buffer_id, in_port, len(action)) + action + data
+    return _message(version, PACKET_OUT, xid, body)
+
+
+def packet_in_fields(frame: bytes) -> dict:
+    """Decode a PACKET_IN (used by the null controller and the tests, not the emulator's hot path)."""
+    version = frame[0]
+    if version == OFP10:
+        buffer_id, total_len, in_port, reason = struct.unpack_from("!IHHB", frame, 8)
+        return {"buffer_id": buffer_id, "total_len": total_len, "in_port": in_port, "reason": reason,
+                "data": frame[18:]}
+    buffer_id, total_len, reason, table_id, cookie = struct.unpack_from("!IHBBQ", frame, 8)
+    mtype, mlen = struct.unpack_from("!HH", frame, 24)
+    in_port = None
+    off, end = 28, 24 + mlen
+    while off + 4 <= end:
+        (oxm,) = struct.unpack_from("!I", frame, off)
+        size = oxm & 0xFF
+        if oxm == OXM_OF_IN_PORT:
+            (in_port,) = struct.unpack_from("!I", frame, off + 4)
+        off += 4 + size
+    data_at = 24 + (mlen + 7) // 8 * 8 + 2
+    return {"buffer_id": buffer_id, "total_len": total_len, "in_port": in_port, "reason": reason,
+            "table_id": table_id, "cookie": cookie, "data": frame[data_at:]}
+
+
+def flow_mod_eth_src(frame: bytes) -> Optional[bytes]:
+    """The eth_src a FLOW_MOD matches on (1.0 dl_src unless wildcarded, 1.3 OXM ETH_SRC), or None."""
+    version = frame[0]
+    if version == OFP10:
+        (wildcards,) = struct.unpack_from("!I", frame, 8)
+        return None if wildcards & (1 << 2) else frame[14:20]  # OFPFW_DL_SRC
+    if len(frame) < 52:
+        return None
+    _mtype, mlen = struct.unpack_from("!HH", frame, 48)
+    off, end = 52, min(48 + mlen, len(frame))
+    while off + 4 <= end:
+        (oxm,) = struct.unpack_from("!I", frame, off)
+        size = oxm & 0xFF
+        if (oxm >> 16) == 0x8000 and (oxm >> 9) & 0x7F == OXM_OF_ETH_SRC_FIELD:
+            return frame[off + 4:off + 10]
+        off += 4 + size
+    return None
