@@ -44,6 +44,35 @@ def pytest_addoption(parser):
                 help="seconds sessions must stay up after the ramp before they are counted")
     c.addoption("--echo-interval", type=float, default=1.0, help="seconds between ECHO probes while holding")
     c.addoption("--echo-timeout", type=float, default=3.0, help="seconds an ECHO_REQUEST may go unanswered")
+    a = parser.getgroup("bmwg-sdn asynchronous messages (RFC 8456 §5.1.2, §5.1.3)")
+    a.addoption("--switches", default="16",
+                help="emulated switches sending PACKET_INs; a comma list (1,16,64) runs the series X = N")
+    a.addoption("--macs", type=int, default=1000, help="distinct source MACs per switch (cbench's default 1000)")
+    a.addoption("--frame-type", default="ipv4", help="frame in each PACKET_IN: ipv4 (UDP) or arp")
+    a.addoption("--frame-size", type=int, default=128, help="frame size in bytes (RFC: 128, 512, 1508)")
+    a.addoption("--no-buffer", action="store_true",
+                help="send whole frames with no buffer_id (answers are matched by the frame or the flow match)")
+    a.addoption("--no-learn", action="store_true",
+                help="do not announce each switch's destination host first (the controller then floods)")
+    a.addoption("--async-mode", default="serial",
+                help="processing-time trials: serial (one request outstanding in the emulator, default) or "
+                     "per-switch (one per switch, cbench's latency mode)")
+    a.addoption("--trial-duration", type=float, default=10.0, help="Td, seconds of traffic per trial")
+    a.addoption("--response-timeout", type=float, default=1.0,
+                help="seconds after which an unanswered PACKET_IN counts as lost")
+    a.addoption("--response-type", default="either",
+                help="which answer counts: either (default), packet_out or flow_mod")
+    a.addoption("--emulator-shards", type=int, default=1,
+                help="emulator processes (execnet popen gateways) the switches are spread over")
+    a.addoption("--rate-step", type=float, default=0.1,
+                help="STEP of the rate search, as a fraction of the rate answered at the maximum offered rate")
+    a.addoption("--rate-tolerance", type=float, default=0.05,
+                help="P: trials at a benchmark level repeat until two agree within this fraction")
+    a.addoption("--max-confirm", type=int, default=5, help="most trials at one benchmark level")
+    a.addoption("--settle", type=float, default=1.0, help="seconds after connecting before traffic starts")
+    a.addoption("--rest", type=float, default=1.0, help="seconds between the trials of a rate search")
+    a.addoption("--no-ceiling", action="store_true",
+                help="skip measuring the emulator's own ceiling against the null controller")
     c.addoption("--handshake-timeout", type=float, default=10.0,
                 help="seconds from TCP connect to FEATURES_REQUEST answered")
 

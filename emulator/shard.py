@@ -9,6 +9,7 @@ answers are plain dicts over the channel:
 * ``learn``    : each switch announces its destination host (gratuitous ARP)
 * ``trial``    : one :class:`~emulator.traffic.Traffic` trial starting at a shared
   monotonic instant; answer its counters, latencies as bytes of int64 ns
+* ``disconnect``: close the sessions, keep the process for the next repetition
 * ``close``    : close the sessions and stop the reactor
 
 Shards on one host share CLOCK_MONOTONIC, so their timestamps merge directly.
@@ -77,6 +78,11 @@ def serve(channel) -> None:  # pragma: no cover - runs in the shard process (int
                     result["pid"] = os.getpid()
                     reply({"event": "result", **result})
                 d.addCallbacks(done, lambda f: fail(f.value))
+            elif name == "disconnect":
+                if state["set"] is not None:
+                    state["set"].close_all()
+                    state["set"] = None
+                reply({"event": "disconnected"})
             elif name == "close":
                 if state["set"] is not None:
                     state["set"].close_all()

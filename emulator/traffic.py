@@ -68,6 +68,7 @@ class TrafficParams:
     batch: int = 64                   # messages per write in the open-loop modes
     response_type: str = "either"
     busy_poll: bool = True            # closed-loop modes: poll instead of sleeping between responses
+    tick: float = 0.0                 # max mode: seconds between send rounds (0: every reactor turn)
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -103,6 +104,10 @@ class TrafficSwitch(SwitchProtocol):
 
     # ------------------------------------------------------------------ per-trial state
     def reset_counts(self, seq_base: int) -> None:
+        """A new trial: no request of an earlier trial may still match (its answers are stale)."""
+        ring = self.mask + 1
+        self.s_sent = array("q", [-1]) * ring
+        self.done = bytearray(b"\x01") * ring
         self.next_seq = self.seq_base = seq_base
         self.ntx = self.nrx = self.nrx_in_td = self.late = self.duplicates = self.stale = 0
         self.overrun = self.open = self.not_counted = 0
@@ -440,7 +445,7 @@ class Traffic:
             for sw in self.switches:
                 if not sw.paused and not sw.closed:
                     sw.send_requests(self.p.batch)
-            self.clock.callLater(0, self._tick)
+            self.clock.callLater(self.p.tick, self._tick)
             return
         rate = self.p.rate
         elapsed = (self.now_ns() - self.t_start) / 1e9

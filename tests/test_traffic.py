@@ -1,0 +1,223 @@
+"""PACKET_IN traffic and response matching, driven byte by byte: StringTransport and task.Clock, no sleeps."""
+
+import struct
+
+import pytest
+from twisted.internet.task import Clock
+from twisted.internet.testing import StringTransport
+
+from emulator import codec, frames
+from emulator.codec import OFP10, OFP13
+from emulator.protocol import SwitchSpec
+from emulator.traffic import Traffic, TrafficParams, TrafficSwitch
+
+MS = 1_000_000
+
+
+class Net:
+    """Switches on StringTransports; the clock and the ns time source move only when told."""
+
+    def __init__(self, n=1, version=OFP13, macs=4, buffered=True, kind="ipv4"):
+        self.clock = Clock()
+        self.version = version
+        self.switches = []
+        template = frames.build_template(kind, 128)
+        for dpid in range(1, n + 1):
+            sw = TrafficSwitch(SwitchSpec.simple(dpid, (version,)), self.clock, ring=16,
+                               now_ns=lambda: int(round(self.clock.seconds() * 1e9)))
+            sw.makeConnection(StringTransport())
+            bitmap = (OFP10, OFP13) if version == OFP13 else ()
+            sw.dataReceived(codec.encode_hello(version, 1, bitmap) + codec.header(version, codec.FEATURES_REQUEST, 8, 2))
+            sw.transport.clear()
+            sw.block = frames.PacketInBlock(version, dpid, template, macs, nonce=0, buffered=buffered)
+            self.switches.append(sw)
+
+    def traffic(self, **kw):
+        kw.setdefault("duration", 1.0)
+        kw.setdefault("response_timeout", 0.1)
+        kw.setdefault("busy_poll", False)   # a zero-delay loop never lets task.Clock.advance return
+        kw.setdefault("tick", 0.001)
+        t = Traffic(self.switches, TrafficParams(**kw), self.clock,
+                    now_ns=lambda: int(round(self.clock.seconds() * 1e9)), trial=1)
+        self.results = []
+        t.start_at(0).addCallback(self.results.append)
+        self.clock.advance(0)
+        return t
+
+    def requests(self, sw):
+        out, tail = codec.split_frames(sw.transport.value())
+        assert tail == b""
+        sw.transport.clear()
+        return [codec.packet_in_fields(f) for f in out]
+
+    def advance(self, seconds):
+        self.clock.advance(seconds)
+
+
+def packet_out_for(version, pin, with_data=False):
+    data = pin["data"] if with_data else b""
+    bid = codec.NO_BUFFER if with_data else pin["buffer_id"]
+    port = codec.OFPP_FLOOD_10 if version == OFP10 else codec.OFPP_FLOOD_13
+    return codec.encode_packet_out(version, 9, bid, pin["in_port"], port, data)
+
+
+def flow_mod(version, buffer_id, eth_src=b"\0" * 6):
+    if version == OFP10:
+        match = struct.pack("!IH6s6s", 0x3FFFFF & ~(1 << 2), 1, eth_src, b"\0" * 6) + b"\0" * 22
+        body = match + struct.pack("!QHHHHIHH", 0, 0, 0, 0, 0x8000, buffer_id, 0xFFFF, 0)
+        return codec.header(OFP10, codec.FLOW_MOD, 8 + len(body), 3) + body
+    oxm = struct.pack("!I6s", 0x80000806, eth_src)  # ETH_SRC
+    match = struct.pack("!HH", 1, 4 + len(oxm)) + oxm
+    match += b"\0" * (-len(match) % 8)
+    body = struct.pack("!QQBBHHHIIIH2x", 0, 0, 0, 0, 0, 0, 0x8000, buffer_id, 0xFFFFFFFF, 0xFFFFFFFF, 0) + match
+    return codec.header(OFP13, codec.FLOW_MOD, 8 + len(body), 3) + body
+
+
+@pytest.mark.parametrize("version", [OFP10, OFP13])
+def test_serial_mode_keeps_one_request_outstanding_and_times_each_exchange(version):
+    net = Net(n=2, version=version)
+    net.traffic(mode="serial")
+    a, b = net.switches
+    first = net.requests(a)
+    assert len(first) == 1 and net.requests(b) == []      # one outstanding in the whole emulator
+    net.advance(0.002)
+    a.dataReceived(packet_out_for(version, first[0]))
+    second = net.requests(b)
+    assert len(second) == 1 and net.requests(a) == []      # the next comes from the next switch
+    net.advance(0.003)
+    b.dataReceived(packet_out_for(version, second[0]))
+    net.advance(1.0)                                        # Td ends; the drain ends with nothing open
+    net.advance(0.2)
+    (r,) = net.results
+    assert r["nrx"] == 2 and r["rtt_sum_ns"] == 5 * MS and r["duplicates"] == 0
+    assert r["ntx"] >= 2 and r["packet_out"] == 2
+
+
+def test_request_tag_seq_and_buffer_id_agree_and_macs_cycle():
+    net = Net(macs=3)
+    net.traffic(mode="per-switch")
+    sw = net.switches[0]
+    seen = []
+    for _ in range(4):
+        (pin,) = net.requests(sw)
+        nonce, seq = frames.parse_tag(pin["data"])
+        assert pin["buffer_id"] == seq and nonce == sw.traffic.nonce
+        seen.append(frames.mac_index(pin["data"][6:12]))
+        sw.dataReceived(packet_out_for(OFP13, pin))
+    assert seen == [seq % 3 for seq in range(sw.seq_base, sw.seq_base + 4)]
+
+
+def test_unbuffered_packet_out_is_matched_by_the_frame_it_carries():
+    net = Net(buffered=False)
+    net.traffic(mode="per-switch")
+    sw = net.switches[0]
+    (pin,) = net.requests(sw)
+    assert pin["buffer_id"] == codec.NO_BUFFER and len(pin["data"]) == 128
+    sw.dataReceived(packet_out_for(OFP13, pin, with_data=True))
+    assert sw.nrx == 1 and sw.stale == 0
+
+
+@pytest.mark.parametrize("version", [OFP10, OFP13])
+def test_flow_mod_by_buffer_id_then_packet_out_counts_once(version):
+    net = Net(version=version)
+    net.traffic(mode="per-switch")
+    sw = net.switches[0]
+    (pin,) = net.requests(sw)
+    sw.dataReceived(flow_mod(version, pin["buffer_id"]) + packet_out_for(version, pin))
+    assert sw.nrx == 1 and sw.duplicates == 1 and sw.by_kind == [0, 1]
+
+
+@pytest.mark.parametrize("version", [OFP10, OFP13])
+def test_unbuffered_flow_mod_answers_the_oldest_open_request_of_its_source_mac(version):
+    net = Net(version=version, macs=2, buffered=False)
+    net.traffic(mode="max", batch=4)
+    sw = net.switches[0]
+    pins = net.requests(sw)[:4]                                  # MAC indices 0, 1, 0, 1
+    mac1 = pins[1]["data"][6:12]
+    sw.dataReceived(flow_mod(version, codec.NO_BUFFER, mac1))
+    sw.dataReceived(flow_mod(version, codec.NO_BUFFER, mac1))
+    s1 = frames.parse_tag(pins[1]["data"])[1]
+    s3 = frames.parse_tag(pins[3]["data"])[1]
+    assert sw.done[s1 & sw.mask] and sw.done[s3 & sw.mask]
+    assert not sw.done[frames.parse_tag(pins[0]["data"])[1] & sw.mask]
+    assert sw.nrx == 2
+
+
+def test_late_answer_is_a_lost_request_but_still_a_response_within_td():
+    net = Net()
+    net.traffic(mode="per-switch", response_timeout=0.1, duration=1.0)
+    sw = net.switches[0]
+    (pin,) = net.requests(sw)
+    net.advance(0.1005)                                # the timeout passed: the next request went out
+    (pin2,) = net.requests(sw)
+    sw.dataReceived(packet_out_for(OFP13, pin))        # the late answer
+    sw.dataReceived(packet_out_for(OFP13, pin2))
+    net.advance(1.0)
+    net.advance(0.2)
+    (r,) = net.results
+    assert r["late"] == 1 and r["nrx"] == 1            # the late one is lost; the second was in time
+    assert r["nrx_in_td"] == 2                         # both arrived within Td: both count for the rate
+    assert r["ntx"] > 2                                # later requests went unanswered: lost too
+
+
+@pytest.mark.parametrize("buffered", [True, False])
+def test_answers_to_an_earlier_trial_are_stale_not_counted(buffered):
+    net = Net(buffered=buffered)
+    net.traffic(mode="per-switch")
+    sw = net.switches[0]
+    (old,) = net.requests(sw)
+    net.advance(1.2)                                    # trial 1 over, its request unanswered
+    t2 = Traffic(net.switches, TrafficParams(mode="per-switch", duration=1.0, response_timeout=0.1, busy_poll=False),
+                 net.clock,
+                 now_ns=lambda: int(round(net.clock.seconds() * 1e9)), trial=2)
+    t2.start_at(0)
+    net.advance(0)
+    net.requests(sw)
+    sw.dataReceived(packet_out_for(OFP13, old, with_data=not buffered))
+    assert sw.stale == 1 and sw.nrx == 0 and sw.late == 0 and sw.nrx_in_td == 0
+
+
+def test_paced_mode_offers_the_rate_and_max_mode_respects_backpressure():
+    net = Net(n=2)
+    net.traffic(mode="paced", rate=1000.0, batch=8, duration=0.5)
+    for _ in range(500):
+        net.advance(0.001)
+    net.advance(0.2)
+    (r,) = net.results
+    assert 490 <= r["ntx"] <= 510                       # 1000/s for 0.5 s, within a tick
+    net2 = Net(n=1)
+    t = net2.traffic(mode="max", batch=8, duration=0.01)
+    sw = net2.switches[0]
+    sw.pauseProducing()
+    sent = sw.ntx
+    net2.advance(0.001)
+    net2.advance(0.001)
+    assert sw.ntx == sent                               # paused: nothing more written
+    sw.resumeProducing()
+    net2.advance(0.001)
+    assert sw.ntx == sent + 8
+    assert t is not None
+
+
+def test_ring_overrun_is_counted_as_lost():
+    net = Net()
+    net.traffic(mode="max", batch=20, duration=0.01)    # ring of 16 slots, 20 requests in one write
+    sw = net.switches[0]
+    assert sw.overrun == 4 and sw.open == 16
+
+
+def test_framing_error_in_traffic_closes_the_session():
+    net = Net()
+    net.traffic(mode="per-switch")
+    sw = net.switches[0]
+    sw.dataReceived(b"\x04\x0d\x00\x04\x00\x00\x00\x00")
+    assert sw._closing_kind == "protocol error"
+
+
+def test_traffic_params_reject_bad_values():
+    with pytest.raises(ValueError, match="mode"):
+        TrafficParams(mode="fast")
+    with pytest.raises(ValueError, match="offered rate"):
+        TrafficParams(mode="paced")
+    with pytest.raises(ValueError, match="response type"):
+        TrafficParams(response_type="echo")
