@@ -70,7 +70,7 @@ def pytest_addoption(parser):
                 help="P: trials at a benchmark level repeat until two agree within this fraction")
     a.addoption("--max-confirm", type=int, default=5, help="most trials at one benchmark level")
     a.addoption("--settle", type=float, default=1.0, help="seconds after connecting before traffic starts")
-    a.addoption("--rest", type=float, default=1.0, help="seconds between the trials of a rate search")
+    a.addoption("--rest", type=float, default=1.0, help="seconds of silence from the controller required between the trials of a rate search")
     a.addoption("--no-ceiling", action="store_true",
                 help="skip measuring the emulator's own ceiling against the null controller")
     c.addoption("--handshake-timeout", type=float, default=10.0,

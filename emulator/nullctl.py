@@ -45,6 +45,7 @@ class NullControllerProtocol(Protocol):
     def connectionMade(self):
         if hasattr(self.transport, "setTcpNoDelay"):
             self.transport.setTcpNoDelay(True)
+        self.flush = hasattr(self.transport, "doWrite")  # a TCP transport (tests use StringTransport)
         self._connection_made()
 
     def _connection_made(self):
@@ -87,7 +88,8 @@ class NullControllerProtocol(Protocol):
         self.buffer = buf[off:] if off < n else b""
         if replies:
             self.transport.write(b"".join(replies))
-            self.transport.doWrite()  # answer now, not on the reactor's next turn
+            if self.flush:
+                self.transport.doWrite()  # answer now, not on the reactor's next turn
 
     def _packet_out(self, buf, off: int, end: int) -> bytes:
         """One PACKET_OUT flooding the packet: by buffer_id, or carrying the frame when unbuffered."""

@@ -9,6 +9,7 @@ answers are plain dicts over the channel:
 * ``learn``    : each switch announces its destination host (gratuitous ARP)
 * ``trial``    : one :class:`~emulator.traffic.Traffic` trial starting at a shared
   monotonic instant; answer its counters, latencies as bytes of int64 ns
+* ``quiesce``  : answer once the controller has been silent for a while (backlog drained)
 * ``disconnect``: close the sessions, keep the process for the next repetition
 * ``close``    : close the sessions and stop the reactor
 
@@ -78,6 +79,8 @@ def serve(channel) -> None:  # pragma: no cover - runs in the shard process (int
                     result["pid"] = os.getpid()
                     reply({"event": "result", **result})
                 d.addCallbacks(done, lambda f: fail(f.value))
+            elif name == "quiesce":
+                quiesce(state["set"], cmd["quiet"], cmd["max_wait"])
             elif name == "disconnect":
                 if state["set"] is not None:
                     state["set"].close_all()
@@ -92,6 +95,20 @@ def serve(channel) -> None:  # pragma: no cover - runs in the shard process (int
                 reply({"event": "error", "message": f"unknown shard command {name!r}"})
         except Exception as exc:  # reported to the caller, which fails the trial with it
             fail(exc)
+
+    def quiesce(switch_set, quiet: float, max_wait: float) -> None:
+        """Answer once the controller has sent nothing for ``quiet`` s (its backlog is drained), or at
+        ``max_wait``."""
+        began = time.monotonic_ns()
+
+        def check():
+            now = time.monotonic_ns()
+            last = max([sw.t_last_rx or 0 for sw in switch_set.switches] + [began])
+            if now - last >= quiet * 1e9 or now - began >= max_wait * 1e9:
+                reply({"event": "quiet", "waited_s": (now - began) / 1e9, "quiet": now - last >= quiet * 1e9})
+            else:
+                reactor.callLater(min(0.05, quiet / 4), check)
+        check()
 
     channel.setcallback(lambda cmd: reactor.callFromThread(handle, cmd), endmarker=None)
     reactor.run(installSignalHandlers=False)

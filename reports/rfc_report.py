@@ -68,7 +68,27 @@ def render_markdown(data: dict) -> str:
     ])
     for bench in data.get("benchmarks", []):
         lines += render_benchmark(bench)
+    lines += render_series(data.get("benchmarks", []))
     return "\n".join(lines)
+
+
+def render_series(benchmarks: list) -> list:
+    """The RFC's graphs as tables: X = the varied parameter, Y = each benchmark's average."""
+    groups: dict = {}
+    for b in benchmarks:
+        x = b.get("series_x")
+        if x and (b.get("summary") or {}).get("n"):
+            groups.setdefault((b["benchmark"], x["name"]), []).append((x["value"], b))
+    lines = []
+    for (name, xname), points in groups.items():
+        if len(points) < 2:
+            continue
+        unit = points[0][1].get("unit", "")
+        lines += [f"## Series: {points[0][1].get('title', name)}, X = {xname}", ""]
+        lines += _table([(x, b["summary"]["mean"], b["summary"].get("variance"), b["summary"]["n"])
+                         for x, b in sorted(points, key=lambda p: p[0])],
+                        header=(f"X = {xname}", f"Average ({unit})", "Variance", "n"))
+    return lines
 
 
 def render_benchmark(bench: dict) -> list:
@@ -86,13 +106,19 @@ def render_benchmark(bench: dict) -> list:
     symbol = bench.get("symbol", "Value")
     lines += ["### Per-trial results", ""]
     rows = []
+    columns = bench.get("trial_columns") or []
     for t in bench.get("trials", []):
         value = f"{_v(t.get('value'))}" if t.get("ok") else "—"
-        rows.append((t.get("index"), value, "ok" if t.get("ok") else "failed", t.get("note") or t.get("reason", "")))
+        extra = tuple((t.get("details") or {}).get(key) for key, _label in columns)
+        rows.append((t.get("index"), value) + extra +
+                    ("ok" if t.get("ok") else "failed", t.get("note") or t.get("reason", "")))
     summary = bench.get("summary") or {}
-    rows.append(("Average", _v(summary.get("mean")), f"n = {summary.get('n', 0)}", "RFC: sum of values / trials"))
-    rows.append(("Variance", _v(summary.get("variance")), "", "RFC: divisor n − 1"))
-    lines += _table(rows, header=("Trial", f"{symbol} ({unit})", "Outcome", "Notes"))
+    blank = ("",) * len(columns)
+    rows.append(("Average", _v(summary.get("mean"))) + blank + (f"n = {summary.get('n', 0)}",
+                                                                 "RFC: sum of values / trials"))
+    rows.append(("Variance", _v(summary.get("variance"))) + blank + ("", "RFC: divisor n − 1"))
+    lines += _table(rows, header=("Trial", f"{symbol} ({unit})") + tuple(label for _key, label in columns)
+                    + ("Outcome", "Notes"))
     lines += ["### Extras (not required by RFC 8456)", ""]
     lines += _table([(k, summary.get(k)) for k in EXTRA_KEYS], header=("Statistic", f"Value ({unit})"))
     verdict = bench.get("verdict")
@@ -103,6 +129,7 @@ def render_benchmark(bench: dict) -> list:
                                                    "note", "rule") if k in verdict])
     else:
         lines += ["No threshold (profile) or baseline was given, so no verdict was computed.", ""]
+    lines += render_details(bench)
     resources = [(t.get("index"), (t.get("controller_resources") or {}).get("cpu_percent_mean"),
                   (t.get("controller_resources") or {}).get("cpu_percent_max"),
                   _mib((t.get("controller_resources") or {}).get("rss_bytes_max")))
@@ -114,6 +141,34 @@ def render_benchmark(bench: dict) -> list:
         lines += ["### Notes", ""] + [f"- {n}" for n in bench["notes"]] + [""]
     if not ok_values(bench) and bench.get("trials"):
         lines += ["**No successful trial:** the benchmark has no value.", ""]
+    return lines
+
+
+SEARCH_COLUMNS = ("trial", "mode", "offered_rate", "apr", "loss_ratio", "late", "latency_median_ms", "benchmark")
+
+
+def render_details(bench: dict) -> list:
+    """Benchmark-specific sections: the preflight, the emulator's own ceiling, the §5.1.3 search table."""
+    lines = []
+    x = bench.get("series_x")
+    if x:
+        lines += [f"Series point: X = {x['name']} = {x['value']}.", ""]
+    if bench.get("preflight"):
+        lines += ["### Preflight", ""] + _table(sorted(bench["preflight"].items()))
+    ceiling = bench.get("emulator_ceiling")
+    if ceiling:
+        lines += ["### Emulator ceiling measured in this run (against the null controller)", ""]
+        lines += _table(sorted(ceiling.items()))
+    searches = [t for t in bench.get("trials", []) if t.get("ok") and (t.get("details") or {}).get("search")]
+    if searches:
+        lines += ["### Rate search per repetition (RFC 8456 §5.1.3 reporting table)", "",
+                  "Offered rate = Ntx/Td as achieved; APR = responses received within Td per second; loss ratio = "
+                  "requests without a response within the response timeout / Ntx.", ""]
+        for t in searches:
+            lines += [f"Repetition {t['index']}:", ""]
+            lines += _table([tuple(row.get(c) for c in SEARCH_COLUMNS) for row in t["details"]["search"]],
+                            header=("Trial", "Mode", "Offered rate (/s)", "APR (/s)", "Loss ratio", "Late",
+                                    "Median latency (ms)", "Benchmark at this trial"))
     return lines
 
 

@@ -30,6 +30,9 @@ def test_async_message_processing_time(benchmark_run, async_emulator, emulator_c
         rfc_section="5.1.2", unit="ms", symbol="APTn", definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
         higher_is_better=False, parameters=parameters(em, controller))
     run.entry["series_x"] = {"name": "number of switches", "value": async_switches}
+    run.entry["trial_columns"] = [("nrx", "Nrx"), ("ntx", "Ntx"), ("unsuccessful_percent", "Unsuccessful %"),
+                                  ("latency_median_ms", "Median (ms, extra)"), ("latency_p95_ms", "p95 (ms, extra)"),
+                                  ("latency_p99_ms", "p99 (ms, extra)")]
     pre = preflight_or_skip(run, em, controller)
     run.entry["preflight"] = pre
     try:
