@@ -12,7 +12,8 @@ DEFINITION = (
     "APRn = Nrxn / Td, the PACKET_INs answered (first PACKET_OUT or FLOW_MOD matched to each) and received within "
     "Td, per second; Lrn = 1 − Nrxn'/Ntxn with Nrxn' the requests answered within the response timeout. One "
     "repetition is the RFC's search: a trial at the maximum possible offered rate, then paced offered rates "
-    "from one STEP above the rate answered there, down by STEP, until no message is lost; at the two benchmark "
+    "from one STEP above the rate answered there, down by STEP, until no message is lost (or, when that first "
+    "paced level already loses nothing, up by STEP until a trial loses messages); at the two benchmark "
     "levels trials repeat until two consecutive ones agree within ±P%. Maximum APR: the last trial at the level "
     "with the highest APR. Loss-Free APR: the last trial at the highest loss-free level.")
 MEASUREMENT_POINT = (

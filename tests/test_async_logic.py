@@ -14,15 +14,16 @@ from emulator.shard import merge_results, split_switches
 from fixtures.async_msgs import AsyncParams, agree, percentile, rate_search, trial_figures
 
 
-def model(capacity, max_offered=50_000.0, loss_below=None, noise=()):
+def model(capacity, max_offered=50_000.0, loss_below=None, noise=(), swamped=1.0):
     """A controller that answers up to ``capacity``/s and loses the excess (and, optionally,
-    loses a little even below capacity until the offered rate is under ``loss_below``)."""
+    loses a little even below capacity until the offered rate is under ``loss_below``).
+    Under the open-loop trial it answers only ``swamped`` × capacity."""
     calls = []
     noise = list(noise)
 
     def run(rate):
         offered = max_offered if rate is None else rate
-        apr = min(offered, capacity) * (noise.pop(0) if noise else 1.0)
+        apr = min(offered, capacity * (swamped if rate is None else 1.0)) * (noise.pop(0) if noise else 1.0)
         loss = max(0.0, 1 - apr / offered)
         if loss_below is not None and offered >= loss_below:
             loss = max(loss, 0.01)
@@ -42,6 +43,24 @@ def test_search_starts_at_the_maximum_then_steps_down_from_above_capacity():
     assert s["maximum"].apr == 1000.0 and s["maximum"].benchmark == "Maximum" and s["maximum_confirmed"]
     assert s["loss_free"].apr == pytest.approx(1000.0) and s["loss_free"].loss_ratio == 0
     assert s["loss_free_confirmed"] and "Loss-Free" in s["loss_free"].benchmark
+
+
+def test_search_climbs_when_the_first_paced_level_loses_nothing():
+    # Swamped by the open-loop burst, the controller answers 800/s; paced, it handles 1000/s.
+    run = model(1000.0, swamped=0.8)
+    s = rate_search(run, step=0.1, tolerance=0.05, max_confirm=5)
+    assert run.calls[1:4] == [pytest.approx(880.0), pytest.approx(960.0), pytest.approx(1040.0)]
+    assert s["loss_free"].offered_rate == pytest.approx(960.0) and s["loss_free"].loss_ratio == 0
+    assert s["maximum"].apr == pytest.approx(1000.0) and s["maximum"].offered_rate == pytest.approx(1040.0)
+
+
+def test_climb_stops_at_the_emulators_maximum_offered_rate():
+    # The controller could take 2000/s, but the emulator offers at most 1000/s.
+    run = model(2000.0, max_offered=1000.0, swamped=0.25)
+    s = rate_search(run, step=0.2, tolerance=0.05, max_confirm=5)
+    assert run.calls[1] == pytest.approx(600.0)
+    assert max(r for r in run.calls if r is not None) == pytest.approx(1000.0)
+    assert s["loss_free"].offered_rate == pytest.approx(1000.0)
 
 
 def test_loss_free_rate_lies_below_the_maximum_when_the_controller_drops_near_capacity():
