@@ -90,6 +90,15 @@ def test_rfc_report_has_template_and_average_variance_rows(tmp_path):
     assert "Extras (not required by RFC 8456)" in text and "| result | FAIL |" in text
 
 
+def test_emulator_capabilities_show_the_exchange_floor_measured_in_the_run(tmp_path):
+    data = load_results(sample_results(tmp_path).path)
+    assert "Control message processing time | not measured in this run" in render_markdown(data)
+    data["benchmarks"][0]["emulator_ceiling"] = {"mode": "serial", "switches": 16, "apt_ms": 0.0214,
+                                                 "latency_median_ms": 0.0204}
+    assert ("Control message processing time | 0.0214 ms per PACKET_IN exchange (median 0.0204 ms, serial, "
+            "16 switches) against the null controller") in render_markdown(data)
+
+
 def test_python_m_reports_rerenders_without_rerunning(tmp_path, capsys):
     store = sample_results(tmp_path)
     out = tmp_path / "again"
