@@ -1,0 +1,318 @@
+"""Emulated network topologies: switches wired by links, hosts at the edges.
+
+Pure data, no reactor.  A :class:`Topology` is built by one of the generators (linear, ring,
+tree, leaf-spine, full mesh), from a spec string such as ``leaf-spine:2x4``, or from a file
+(YAML, or GraphML as written by other emulators and the Internet Topology Zoo).  The graph
+work is networkx's; this module only adds what OpenFlow needs: stable datapath ids, port
+numbers and MACs, and validation that names what is wrong.
+
+Numbering is deterministic: switches are dpids 1..N in the generator's order; on each
+switch, ports are numbered from 1 in the order links are declared, then hosts.  Port MACs
+are ``0a:`` + dpid (3 bytes) + port (2 bytes); host MACs ``0e:`` + dpid + host index.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional, Union
+
+import networkx as nx
+
+MAX_DPID = 0xFFFFFF      # three bytes of the port and host MACs
+MAX_PORT = 0xFEFF        # OpenFlow 1.3 OFPP_MAX; 1.0 allows up to 0xFF00
+
+
+class TopologyError(ValueError):
+    """A topology that cannot be built, with what is wrong and where."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    dpid: int
+    port: int
+
+    def __str__(self) -> str:
+        return f"switch {self.dpid} port {self.port}"
+
+
+@dataclass(frozen=True)
+class Link:
+    a: Endpoint
+    b: Endpoint
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str
+    at: Endpoint
+    mac: bytes
+    ip: str
+
+
+@dataclass
+class Topology:
+    """Switches, links and hosts, validated.  Use the generators or :func:`build`."""
+
+    kind: str
+    switches: list
+    links: list
+    hosts: list
+    _peer: dict = field(default_factory=dict, repr=False)
+    _ports: dict = field(default_factory=dict, repr=False)
+
+    def ports(self, dpid: int) -> list:
+        """The switch's port numbers, ascending (links and hosts)."""
+        return self._ports.get(dpid, [])
+
+    def peer(self, dpid: int, port: int) -> Optional[Endpoint]:
+        """The switch port at the other end of a link, or None (host port or unused)."""
+        return self._peer.get(Endpoint(dpid, port))
+
+    def host_at(self, dpid: int, port: int) -> Optional[Host]:
+        return next((h for h in self.hosts if h.at == Endpoint(dpid, port)), None)
+
+    def graph(self) -> nx.MultiGraph:
+        """Switches and their links (ports as edge attributes)."""
+        g = nx.MultiGraph()
+        g.add_nodes_from(self.switches)
+        for link in self.links:
+            g.add_edge(link.a.dpid, link.b.dpid, ports=(link.a.port, link.b.port))
+        return g
+
+    def summary(self) -> dict:
+        return {"topology": self.kind, "nodes": len(self.switches), "links": len(self.links),
+                "hosts": len(self.hosts)}
+
+
+def port_mac(dpid: int, port: int) -> bytes:
+    return bytes([0x0A]) + dpid.to_bytes(3, "big") + port.to_bytes(2, "big")
+
+
+def host_mac(dpid: int, index: int) -> bytes:
+    return bytes([0x0E]) + dpid.to_bytes(3, "big") + index.to_bytes(2, "big")
+
+
+def build(kind: str, switches: Iterable[int], links: Iterable[tuple], hosts: Iterable[tuple] = (),
+          connected: bool = True) -> Topology:
+    """Validate and number a topology.
+
+    ``links``: ``(a, b)`` or ``(a, a_port, b, b_port)`` with either port None for the next free
+    one.  ``hosts``: a switch dpid, or ``(dpid, port)``.  Errors name every problem found.
+    """
+    switches = list(switches)
+    problems = []
+    seen = set()
+    for s in switches:
+        if not isinstance(s, int) or isinstance(s, bool) or not 1 <= s <= MAX_DPID:
+            problems.append(f"switch id {s!r} is not an integer in 1..{MAX_DPID}")
+        elif s in seen:
+            problems.append(f"switch {s} is declared twice")
+        seen.add(s)
+    used: dict = {}        # Endpoint -> what uses it
+    next_port = {s: 1 for s in switches}
+
+    def take(dpid, port, what) -> Optional[Endpoint]:
+        if dpid not in seen:
+            problems.append(f"{what}: dangling, switch {dpid!r} is not in the topology")
+            return None
+        if port is None:
+            while Endpoint(dpid, next_port[dpid]) in used:
+                next_port[dpid] += 1
+            port = next_port[dpid]
+        if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= MAX_PORT:
+            problems.append(f"{what}: port {port!r} on switch {dpid} is not an integer in 1..{MAX_PORT}")
+            return None
+        ep = Endpoint(dpid, port)
+        if ep in used:
+            problems.append(f"{what}: duplicate port, {ep} is already used by {used[ep]}")
+            return None
+        used[ep] = what
+        return ep
+
+    made_links = []
+    for i, spec in enumerate(links, 1):
+        if len(spec) == 2:
+            a, ap, b, bp = spec[0], None, spec[1], None
+        elif len(spec) == 4:
+            a, ap, b, bp = spec
+        else:
+            problems.append(f"link {i}: expected (a, b) or (a, a_port, b, b_port), got {spec!r}")
+            continue
+        what = f"link {i} ({a}–{b})"
+        if a == b and a in seen:
+            problems.append(f"{what}: a link from a switch to itself")
+            continue
+        ea, eb = take(a, ap, what), take(b, bp, what)
+        if ea and eb:
+            made_links.append(Link(ea, eb))
+    made_hosts = []
+    per_switch: dict = {}
+    for i, spec in enumerate(hosts, 1):
+        dpid, port = (spec, None) if not isinstance(spec, (tuple, list)) else tuple(spec)
+        ep = take(dpid, port, f"host {i}")
+        if ep:
+            index = per_switch[dpid] = per_switch.get(dpid, 0) + 1
+            made_hosts.append(Host(name=f"h{dpid}-{index}", at=ep, mac=host_mac(dpid, index),
+                                   ip=f"10.{dpid >> 8 & 0xFF}.{dpid & 0xFF}.{index}"))
+    if not switches:
+        problems.append("the topology has no switches")
+    topo = Topology(kind, switches, made_links, made_hosts)
+    if connected and not problems and not nx.is_connected(topo.graph()):
+        parts = sorted((sorted(c) for c in nx.connected_components(topo.graph())), key=len)
+        problems.append(f"the topology is disconnected: {len(parts)} parts, the smallest is switches {parts[0][:10]}")
+    if problems:
+        raise TopologyError(f"{kind}: " + "; ".join(problems))
+    for link in made_links:
+        topo._peer[link.a], topo._peer[link.b] = link.b, link.a
+    for ep in used:
+        topo._ports.setdefault(ep.dpid, []).append(ep.port)
+    for ports in topo._ports.values():
+        ports.sort()
+    return topo
+
+
+def _need(kind: str, **sizes) -> None:
+    bad = [f"{name} must be a whole number ≥ {low} (got {value!r})" for name, (value, low) in sizes.items()
+           if not isinstance(value, int) or isinstance(value, bool) or value < low]
+    if bad:
+        raise TopologyError(f"{kind}: " + "; ".join(bad))
+
+
+def _from_graph(kind: str, g: nx.Graph, hosts_per: dict) -> Topology:
+    """Switches are the graph's nodes, relabelled 1..N in the generator's node order."""
+    order = {node: i for i, node in enumerate(g.nodes, 1)}
+    links = [(order[u], order[v]) for u, v in g.edges]
+    hosts = [order[node] for node, count in hosts_per.items() for _ in range(count)]
+    return build(kind, order.values(), links, hosts)
+
+
+def linear(n: int, hosts_per_switch: int = 1) -> Topology:
+    _need("linear", n=(n, 1), hosts_per_switch=(hosts_per_switch, 0))
+    g = nx.path_graph(n)
+    return _from_graph(f"linear:{n}", g, {v: hosts_per_switch for v in g})
+
+
+def ring(n: int, hosts_per_switch: int = 1) -> Topology:
+    _need("ring", n=(n, 3), hosts_per_switch=(hosts_per_switch, 0))
+    g = nx.cycle_graph(n)
+    return _from_graph(f"ring:{n}", g, {v: hosts_per_switch for v in g})
+
+
+def tree(depth: int, fanout: int, hosts_per_leaf: int = 1) -> Topology:
+    """A balanced tree of switches (depth 1 is a single switch); hosts on the bottom layer."""
+    _need("tree", depth=(depth, 1), fanout=(fanout, 1), hosts_per_leaf=(hosts_per_leaf, 0))
+    g = nx.balanced_tree(fanout, depth - 1)
+    leaves = [v for v in g if g.degree(v) <= 1 and (v != 0 or depth == 1)]
+    return _from_graph(f"tree:{depth},{fanout}", g, {v: hosts_per_leaf for v in leaves})
+
+
+def leaf_spine(spines: int, leaves: int, hosts_per_leaf: int = 1) -> Topology:
+    """RFC 8455 §2.1.12: every leaf linked to every spine.  Spines are dpids 1..S, leaves
+    S+1..S+L; TP1 belongs on the first leaf and TP2 on the last (RFC 8456 §4.1)."""
+    _need("leaf-spine", spines=(spines, 1), leaves=(leaves, 1), hosts_per_leaf=(hosts_per_leaf, 0))
+    g = nx.complete_bipartite_graph(spines, leaves)
+    return _from_graph(f"leaf-spine:{spines}x{leaves}", g,
+                       {v: hosts_per_leaf for v in range(spines, spines + leaves)})
+
+
+def mesh(n: int, hosts_per_switch: int = 1) -> Topology:
+    _need("mesh", n=(n, 1), hosts_per_switch=(hosts_per_switch, 0))
+    g = nx.complete_graph(n)
+    return _from_graph(f"mesh:{n}", g, {v: hosts_per_switch for v in g})
+
+
+def load(path: Union[str, Path]) -> Topology:
+    """A topology from a YAML or GraphML file (by extension)."""
+    path = Path(path)
+    if not path.is_file():
+        raise TopologyError(f"topology file {path}: not found")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        return _load_yaml(path)
+    if path.suffix.lower() == ".graphml":
+        return _load_graphml(path)
+    raise TopologyError(f"topology file {path}: unknown format (use .yaml, .yml or .graphml)")
+
+
+def _load_yaml(path: Path) -> Topology:
+    """``switches``: a count or a list of dpids; ``links``: ``[a, b]`` or ``{a, b, a_port,
+    b_port}``; ``hosts``: a dpid or ``{switch, port}``; ``connected``: false to allow islands."""
+    import yaml
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise TopologyError(f"topology file {path}: not valid YAML ({exc})") from None
+    if not isinstance(doc, dict) or "switches" not in doc:
+        raise TopologyError(f"topology file {path}: expected a mapping with 'switches' (and 'links', 'hosts')")
+    sw = doc["switches"]
+    switches = list(range(1, sw + 1)) if isinstance(sw, int) and not isinstance(sw, bool) else sw
+    if not isinstance(switches, list):
+        raise TopologyError(f"topology file {path}: 'switches' must be a count or a list of ids")
+    links = []
+    for i, item in enumerate(doc.get("links") or [], 1):
+        if isinstance(item, dict) and "a" in item and "b" in item:
+            links.append((item["a"], item.get("a_port"), item["b"], item.get("b_port")))
+        elif isinstance(item, list) and len(item) == 2:
+            links.append(tuple(item))
+        else:
+            raise TopologyError(f"topology file {path}: link {i} must be [a, b] or {{a, b, a_port, b_port}}, "
+                                f"got {item!r}")
+    hosts = []
+    for i, item in enumerate(doc.get("hosts") or [], 1):
+        if isinstance(item, dict) and "switch" in item:
+            hosts.append((item["switch"], item.get("port")))
+        elif isinstance(item, int):
+            hosts.append(item)
+        else:
+            raise TopologyError(f"topology file {path}: host {i} must be a switch id or {{switch, port}}, "
+                                f"got {item!r}")
+    return build(f"file:{path.name}", switches, links, hosts, connected=doc.get("connected", True))
+
+
+def _natural(key) -> tuple:
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(key)))
+
+
+def _load_graphml(path: Path) -> Topology:
+    """Every node is a switch unless its ``type`` attribute is ``host``; switches are numbered
+    1..N in natural order of their node ids.  Parallel edges are parallel links."""
+    try:
+        g = nx.read_graphml(path)
+    except Exception as exc:   # networkx raises several kinds for malformed files
+        raise TopologyError(f"topology file {path}: not readable as GraphML ({exc})") from None
+    is_host = {n: str(d.get("type", "")).lower() == "host" for n, d in g.nodes(data=True)}
+    order = {n: i for i, n in enumerate(sorted((n for n in g if not is_host[n]), key=_natural), 1)}
+    links, hosts = [], []
+    for u, v in g.edges():
+        if is_host[u] and is_host[v]:
+            raise TopologyError(f"topology file {path}: edge {u}–{v} joins two hosts")
+        if is_host[u] or is_host[v]:
+            hosts.append(order[v] if is_host[u] else order[u])
+        else:
+            links.append((order[u], order[v]))
+    for n in g:
+        if is_host[n] and g.degree(n) != 1:
+            raise TopologyError(f"topology file {path}: host {n} must have exactly one link (has {g.degree(n)})")
+    return build(f"file:{path.name}", order.values(), links, hosts)
+
+
+_SPEC = {
+    "linear": (linear, 1), "ring": (ring, 1), "mesh": (mesh, 1), "tree": (tree, 2), "leaf-spine": (leaf_spine, 2),
+}
+
+
+def from_spec(spec: str) -> Topology:
+    """``linear:N``, ``ring:N``, ``mesh:N``, ``tree:DEPTH,FANOUT``, ``leaf-spine:SxL``,
+    ``file:PATH`` (or a path ending in .yaml/.yml/.graphml)."""
+    kind, _, arg = spec.partition(":")
+    if kind == "file" or Path(spec).suffix.lower() in (".yaml", ".yml", ".graphml"):
+        return load(arg if kind == "file" else spec)
+    if kind not in _SPEC:
+        raise TopologyError(f"topology {spec!r}: unknown kind {kind!r} (one of {', '.join(_SPEC)}, file:PATH)")
+    fn, count = _SPEC[kind]
+    parts = [p for p in re.split(r"[x,]", arg) if p != ""]
+    if len(parts) != count or not all(p.strip().isdigit() for p in parts):
+        example = {1: f"{kind}:8", 2: "tree:3,2" if kind == "tree" else "leaf-spine:2x4"}[count]
+        raise TopologyError(f"topology {spec!r}: expected {count} whole number(s), e.g. {example}")
+    return fn(*(int(p) for p in parts))
