@@ -131,6 +131,17 @@ class PortSpec:
     curr_speed_kbps: int = 10_000_000
 
 
+def port_mac(datapath_id: int, port_no: int) -> bytes:
+    """A switch port's MAC: locally administered, unique per (switch, port) for up to 2**24
+    switches and 2**16 ports (02 + dpid, 3 bytes + port, 2 bytes)."""
+    return bytes([0x02]) + (datapath_id & 0xFFFFFF).to_bytes(3, "big") + (port_no & 0xFFFF).to_bytes(2, "big")
+
+
+def port_spec(datapath_id: int, port_no: int) -> PortSpec:
+    """An emulated switch's port, as FEATURES_REPLY / PORT_DESC describe it."""
+    return PortSpec(port_no=port_no, hw_addr=port_mac(datapath_id, port_no), name=f"s{datapath_id}-eth{port_no}")
+
+
 # --------------------------------------------------------------------------- framing
 
 def split_frames(buffer: bytes | bytearray, max_len: int = MAX_MESSAGE_LEN) -> tuple[list[bytes], bytes]:

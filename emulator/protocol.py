@@ -21,7 +21,6 @@ from twisted.internet import error as terror
 from twisted.internet.protocol import Protocol
 
 from . import codec
-from .codec import PortSpec
 
 SUPPORTED_STATS = {codec.MP_DESC, codec.MP_FLOW, codec.MP_AGGREGATE, codec.MP_TABLE, codec.MP_PORT_STATS}
 ACCEPTED_SILENTLY = {"flow_mod", "packet_out", "port_mod", "group_mod", "meter_mod", "table_mod",
@@ -40,15 +39,8 @@ class SwitchSpec:
 
     @classmethod
     def simple(cls, datapath_id: int, versions=(codec.OFP13,), n_ports: int = 2) -> "SwitchSpec":
-        ports = tuple(
-            PortSpec(port_no=p, hw_addr=_port_mac(datapath_id, p), name=f"s{datapath_id}-eth{p}")
-            for p in range(1, n_ports + 1))
+        ports = tuple(codec.port_spec(datapath_id, p) for p in range(1, n_ports + 1))
         return cls(datapath_id=datapath_id, versions=tuple(versions), ports=ports)
-
-
-def _port_mac(datapath_id: int, port_no: int) -> bytes:
-    # Locally administered, unique per (switch, port) for up to 2**24 switches and 255 ports.
-    return bytes([0x02, (datapath_id >> 16) & 0xFF, (datapath_id >> 8) & 0xFF, datapath_id & 0xFF, 0, port_no & 0xFF])
 
 
 class SessionListener:

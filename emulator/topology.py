@@ -8,7 +8,8 @@ numbers and MACs, and validation that names what is wrong.
 
 Numbering is deterministic: switches are dpids 1..N in the generator's order; on each
 switch, ports are numbered from 1 in the order links are declared, then hosts.  Port MACs
-are ``0a:`` + dpid (3 bytes) + port (2 bytes); host MACs ``0e:`` + dpid + host index.
+are :func:`emulator.codec.port_mac`'s (``02:`` + dpid + port); host MACs ``0e:`` + dpid (3
+bytes) + host index (2 bytes).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Iterable, Optional, Union
 
 import networkx as nx
+
+from emulator.codec import port_spec
 
 MAX_DPID = 0xFFFFFF      # three bytes of the port and host MACs
 MAX_PORT = 0xFEFF        # OpenFlow 1.3 OFPP_MAX; 1.0 allows up to 0xFF00
@@ -66,6 +69,10 @@ class Topology:
         """The switch's port numbers, ascending (links and hosts)."""
         return self._ports.get(dpid, [])
 
+    def port_specs(self, dpid: int) -> tuple:
+        """The switch's ports as FEATURES_REPLY / PORT_DESC describe them."""
+        return tuple(port_spec(dpid, p) for p in self.ports(dpid))
+
     def peer(self, dpid: int, port: int) -> Optional[Endpoint]:
         """The switch port at the other end of a link, or None (host port or unused)."""
         return self._peer.get(Endpoint(dpid, port))
@@ -84,10 +91,6 @@ class Topology:
     def summary(self) -> dict:
         return {"topology": self.kind, "nodes": len(self.switches), "links": len(self.links),
                 "hosts": len(self.hosts)}
-
-
-def port_mac(dpid: int, port: int) -> bytes:
-    return bytes([0x0A]) + dpid.to_bytes(3, "big") + port.to_bytes(2, "big")
 
 
 def host_mac(dpid: int, index: int) -> bytes:

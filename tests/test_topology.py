@@ -24,7 +24,9 @@ def test_links_are_symmetric_and_ports_stable():
         assert t.peer(link.a.dpid, link.a.port) == link.b and t.peer(link.b.dpid, link.b.port) == link.a
     again = tp.ring(4)
     assert again.links == t.links and again.hosts == t.hosts
-    assert tp.port_mac(258, 3) == bytes.fromhex("0a0001020003")
+    ports = t.port_specs(2)
+    assert [p.port_no for p in ports] == [1, 2, 3] and ports[0].hw_addr == bytes.fromhex("020000020001")
+    assert ports[2].name == "s2-eth3"
 
 
 @pytest.mark.parametrize("make, nodes, links, hosts", [
