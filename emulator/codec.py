@@ -428,6 +428,36 @@ def packet_in_fields(frame: bytes) -> dict:
             "table_id": table_id, "cookie": cookie, "data": frame[data_at:]}
 
 
+# Reserved port numbers by their low 16 bits (OpenFlow 1.0 uses 0xFFF8.., 1.3 0xFFFFFFF8..).
+PORT_IN_PORT, PORT_TABLE, PORT_NORMAL, PORT_FLOOD, PORT_ALL, PORT_CONTROLLER, PORT_LOCAL = range(0xFFF8, 0xFFFF)
+
+
+def packet_out_fields(frame: bytes) -> dict:
+    """Decode a PACKET_OUT: buffer_id, in_port, the OUTPUT actions' ports (reserved ports as
+    the PORT_* constants above, whatever the version) and the frame it carries."""
+    version = frame[0]
+    if version == OFP10:
+        buffer_id, in_port, actions_len = struct.unpack_from("!IHH", frame, 8)
+        reserved_from = 0xFF00
+    else:
+        buffer_id, in_port, actions_len = struct.unpack_from("!IIH", frame, 8)
+        reserved_from = 0xFFFFFF00
+    head = PACKET_OUT_HEAD[version]
+    out_ports = []
+    off, end = head, min(head + actions_len, len(frame))
+    while off + 4 <= end:
+        atype, alen = struct.unpack_from("!HH", frame, off)
+        if alen < 8:
+            raise ValueError(f"PACKET_OUT action at byte {off} has length {alen} (< 8)")
+        if atype == 0:   # OFPAT_OUTPUT
+            (port,) = struct.unpack_from("!H" if version == OFP10 else "!I", frame, off + 4)
+            out_ports.append(port & 0xFFFF if port >= reserved_from else port)
+        off += alen
+    if in_port >= reserved_from:
+        in_port &= 0xFFFF
+    return {"buffer_id": buffer_id, "in_port": in_port, "out_ports": out_ports, "data": frame[head + actions_len:]}
+
+
 def flow_mod_eth_src(frame: bytes) -> Optional[bytes]:
     """The eth_src a FLOW_MOD matches on (1.0 dl_src unless wildcarded, 1.3 OXM ETH_SRC), or None."""
     version = frame[0]

@@ -21,7 +21,7 @@ from typing import Iterable, Optional, Union
 
 import networkx as nx
 
-from emulator.codec import port_spec
+from emulator.codec import PORT_ALL, PORT_FLOOD, PORT_IN_PORT, port_spec
 
 MAX_DPID = 0xFFFFFF      # three bytes of the port and host MACs
 MAX_PORT = 0xFEFF        # OpenFlow 1.3 OFPP_MAX; 1.0 allows up to 0xFF00
@@ -76,6 +76,27 @@ class Topology:
     def peer(self, dpid: int, port: int) -> Optional[Endpoint]:
         """The switch port at the other end of a link, or None (host port or unused)."""
         return self._peer.get(Endpoint(dpid, port))
+
+    def egress(self, dpid: int, in_port: int, out_ports: Iterable[int]) -> list:
+        """The ports of switch ``dpid`` that a PACKET_OUT's OUTPUT actions send its frame out of
+        (``out_ports`` as :func:`emulator.codec.packet_out_fields` gives them).  FLOOD and ALL are
+        every port but ``in_port``; IN_PORT is ``in_port``; ports the switch lacks, and
+        CONTROLLER, LOCAL, NORMAL and TABLE, send nothing onto a link or host."""
+        have = self.ports(dpid)
+        out: list = []
+        for p in out_ports:
+            if p in (PORT_FLOOD, PORT_ALL):
+                out += [q for q in have if q != in_port]
+            elif p == PORT_IN_PORT:
+                out.append(in_port)
+            elif p in have:
+                out.append(p)
+        return [p for p in dict.fromkeys(out) if p in have]
+
+    def relay(self, dpid: int, in_port: int, out_ports: Iterable[int]) -> list:
+        """Where a frame the controller sends out of switch ``dpid`` arrives: the linked switch
+        ports (each becomes a PACKET_IN there), in egress order."""
+        return [peer for p in self.egress(dpid, in_port, out_ports) if (peer := self.peer(dpid, p)) is not None]
 
     def host_at(self, dpid: int, port: int) -> Optional[Host]:
         return next((h for h in self.hosts if h.at == Endpoint(dpid, port)), None)

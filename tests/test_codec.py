@@ -205,3 +205,29 @@ def test_msg_type_names_differ_by_version():
     assert codec.msg_type(OFP13, "barrier_request") == 20
     with pytest.raises(ValueError, match="has no message 'role_request'"):
         codec.msg_type(OFP10, "role_request")
+
+
+# --------------------------------------------------------------------------- PACKET_OUT decoding (LLDP relay)
+
+@pytest.mark.parametrize("ofp, parser", [(o10, p10), (o13, p13)])
+def test_packet_out_fields_read_what_ryu_serializes(ofp, parser):
+    dp = ProtocolDesc(ofp.OFP_VERSION)
+    lldp = bytes.fromhex("0180c200000e" "020000000103" "88cc") + b"\x02\x07\x04" + bytes(6)
+    actions = [parser.OFPActionOutput(3), parser.OFPActionOutput(ofp.OFPP_FLOOD),
+               parser.OFPActionOutput(ofp.OFPP_IN_PORT)]
+    if ofp is o10:
+        actions.insert(1, parser.OFPActionSetDlSrc(b"\x02" * 6))   # a non-output action in between
+    else:
+        actions.insert(1, parser.OFPActionSetField(eth_src="02:02:02:02:02:02"))
+    msg = parser.OFPPacketOut(dp, buffer_id=ofp.OFP_NO_BUFFER, in_port=ofp.OFPP_CONTROLLER, actions=actions,
+                              data=lldp)
+    f = codec.packet_out_fields(ryu_bytes(msg))
+    assert f["buffer_id"] == ofp.OFP_NO_BUFFER and f["in_port"] == codec.PORT_CONTROLLER
+    assert f["out_ports"] == [3, codec.PORT_FLOOD, codec.PORT_IN_PORT] and f["data"] == lldp
+
+
+def test_packet_out_with_a_broken_action_length_is_an_error():
+    bad = bytearray(codec.encode_packet_out(OFP13, 1, codec.NO_BUFFER, 1, 2))
+    bad[codec.PACKET_OUT_HEAD[OFP13] + 2:codec.PACKET_OUT_HEAD[OFP13] + 4] = (4).to_bytes(2, "big")
+    with pytest.raises(ValueError, match="has length 4"):
+        codec.packet_out_fields(bytes(bad))

@@ -108,3 +108,13 @@ def test_graphml_file_with_hosts_and_parallel_links(tmp_path):
     (tmp_path / "lab.txt").write_text("x")
     with pytest.raises(TopologyError, match="unknown format"):
         tp.load(tmp_path / "lab.txt")
+
+
+def test_relay_sends_a_flooded_frame_to_every_linked_peer_but_the_in_port():
+    from emulator import codec
+    t = tp.leaf_spine(2, 3)                       # spines 1, 2; leaves 3, 4, 5 (ports 1, 2 up, 3 host)
+    assert t.egress(3, codec.PORT_CONTROLLER, [codec.PORT_FLOOD]) == [1, 2, 3]
+    assert t.relay(3, codec.PORT_CONTROLLER, [codec.PORT_FLOOD]) == [t.peer(3, 1), t.peer(3, 2)]
+    assert t.relay(1, 1, [codec.PORT_ALL]) == [Endpoint(4, 1), Endpoint(5, 1)]
+    assert t.relay(1, 2, [codec.PORT_IN_PORT, 2, 99, codec.PORT_CONTROLLER]) == [Endpoint(4, 1)]
+    assert t.relay(3, 1, [3]) == []                # the host port: no switch behind it
