@@ -331,7 +331,7 @@ def decode(frame: bytes) -> Message | Unknown:
     name = type_name(version if version in SUPPORTED_VERSIONS else OFP13, type_)
     try:
         fields = _decode_fields(version, name, body)
-    except struct.error:
+    except (struct.error, ValueError):
         return Unknown(version, type_, xid, body, name="malformed_" + name)
     if name.startswith("type_"):
         return Unknown(version, type_, xid, body)
@@ -354,6 +354,8 @@ def _decode_fields(version: int, name: str, body: bytes) -> dict:
     if name == "features_reply":
         dpid, n_buffers, n_tables = struct.unpack_from("!QIB", body)
         return {"datapath_id": dpid, "n_buffers": n_buffers, "n_tables": n_tables}
+    if name == "packet_out":
+        return packet_out_body_fields(version, body)
     return {}
 
 
@@ -433,29 +435,33 @@ PORT_IN_PORT, PORT_TABLE, PORT_NORMAL, PORT_FLOOD, PORT_ALL, PORT_CONTROLLER, PO
 
 
 def packet_out_fields(frame: bytes) -> dict:
-    """Decode a PACKET_OUT: buffer_id, in_port, the OUTPUT actions' ports (reserved ports as
+    """Decode a whole PACKET_OUT frame: see :func:`packet_out_body_fields`."""
+    return packet_out_body_fields(frame[0], frame[HEADER_LEN:])
+
+
+def packet_out_body_fields(version: int, body: bytes) -> dict:
+    """A PACKET_OUT's buffer_id, in_port, the ports of its OUTPUT actions (reserved ports as
     the PORT_* constants above, whatever the version) and the frame it carries."""
-    version = frame[0]
     if version == OFP10:
-        buffer_id, in_port, actions_len = struct.unpack_from("!IHH", frame, 8)
+        buffer_id, in_port, actions_len = struct.unpack_from("!IHH", body)
         reserved_from = 0xFF00
     else:
-        buffer_id, in_port, actions_len = struct.unpack_from("!IIH", frame, 8)
+        buffer_id, in_port, actions_len = struct.unpack_from("!IIH", body)
         reserved_from = 0xFFFFFF00
-    head = PACKET_OUT_HEAD[version]
+    head = PACKET_OUT_HEAD[version] - HEADER_LEN
     out_ports = []
-    off, end = head, min(head + actions_len, len(frame))
+    off, end = head, min(head + actions_len, len(body))
     while off + 4 <= end:
-        atype, alen = struct.unpack_from("!HH", frame, off)
+        atype, alen = struct.unpack_from("!HH", body, off)
         if alen < 8:
-            raise ValueError(f"PACKET_OUT action at byte {off} has length {alen} (< 8)")
+            raise ValueError(f"PACKET_OUT action at byte {off + HEADER_LEN} has length {alen} (< 8)")
         if atype == 0:   # OFPAT_OUTPUT
-            (port,) = struct.unpack_from("!H" if version == OFP10 else "!I", frame, off + 4)
+            (port,) = struct.unpack_from("!H" if version == OFP10 else "!I", body, off + 4)
             out_ports.append(port & 0xFFFF if port >= reserved_from else port)
         off += alen
     if in_port >= reserved_from:
         in_port &= 0xFFFF
-    return {"buffer_id": buffer_id, "in_port": in_port, "out_ports": out_ports, "data": frame[head + actions_len:]}
+    return {"buffer_id": buffer_id, "in_port": in_port, "out_ports": out_ports, "data": body[head + actions_len:]}
 
 
 def flow_mod_eth_src(frame: bytes) -> Optional[bytes]:
