@@ -312,6 +312,17 @@ def encode_empty_stats_reply(version: int, xid: int, stats_type: int) -> bytes:
     return _stats_reply(version, xid, stats_type, b"")
 
 
+# PORT_STATUS reasons and the port state bit for a link that is down (same numbers in 1.0 and 1.3).
+OFPPR_ADD, OFPPR_DELETE, OFPPR_MODIFY = 0, 1, 2
+OFPPS_LINK_DOWN = 1
+OFPPC_PORT_DOWN = 1
+
+
+def encode_port_status(version: int, xid: int, reason: int, port: PortSpec) -> bytes:
+    """An asynchronous PORT_STATUS: ``reason`` (ADD, DELETE, MODIFY) and the port as it now is."""
+    return _message(version, PORT_STATUS, xid, struct.pack("!B7x", reason) + encode_port(version, port))
+
+
 def encode_role_reply(xid: int, role: int, generation_id: int) -> bytes:
     return _message(OFP13, msg_type(OFP13, "role_reply"), xid, struct.pack("!I4xQ", role, generation_id))
 

@@ -1,26 +1,47 @@
-"""Switches of one topology, wired together inside one emulator process.
+"""Switches of one topology, wired together: discovery frames cross links, ports go down and up.
 
 A discovery frame (LLDP or BDDP) that the controller sends out of a linked port of switch A,
 in a PACKET_OUT, arrives at the linked port q of switch B as a PACKET_IN (unbuffered, the
-whole frame, reason NO_MATCH), as a real switch with a table-miss entry would report it.
-The fabric records the instants RFC 8456 §5.1.1 needs: Tm1, the first discovery PACKET_OUT
-read, and the write of each relayed PACKET_IN (the benchmark takes Tmn from these), plus the
-relay latency inside the emulator (read of the PACKET_OUT to write of the PACKET_IN).
+whole frame, unmodified, reason NO_MATCH), as a real switch with a table-miss entry would
+report it.  B may live in this process or in another shard: ``remote_send`` carries the frame
+there (see :mod:`emulator.shard`, a UDP datagram on loopback) and that shard's fabric
+:meth:`Fabric.deliver`s it.
 
-Other frames (the data plane) are not forwarded here yet.
+The fabric records what RFC 8456 needs:
+
+* §5.1.1: Tm1, the first discovery PACKET_OUT read; for every switch port, the first
+  discovery PACKET_IN written there (the benchmark takes Tmn from these); every relayed
+  PACKET_IN's write time; the relay latency (read of the PACKET_OUT to write of the PACKET_IN).
+* §5.1.8: a change (link down or up, switch down) at a recorded instant: PORT_STATUS from the
+  ends this process owns, or the closing of a switch's session.  Tcn is the first
+  notification written; afterwards the first message of any kind from the controller, the
+  first discovery PACKET_OUT (Tcd), and the first one out of a port the change touched.
+
+Hosts announce themselves with a gratuitous ARP PACKET_IN at their edge port, once the
+controller has shown it handles the switch (its first PACKET_OUT there) or ``host_delay``
+seconds after the handshake, whichever is first, and again every ``host_refresh`` seconds.
+Other frames (the data plane) are not forwarded here.
 """
 
 from __future__ import annotations
 
+import bisect
+import struct
 import time
+from array import array
 from typing import Callable, Optional
 
 from . import codec
+from .frames import garp_frame
 from .protocol import SessionListener, SwitchProtocol, SwitchSpec
 from .topology import Endpoint, Topology
 
 ETH_LLDP, ETH_BDDP = 0x88CC, 0x8942
 DISCOVERY_ETHERTYPES = (ETH_LLDP, ETH_BDDP)
+CONTROL_CHATTER = ("echo_request", "echo_reply")   # not a reaction to a change
+
+# A frame crossing to another shard: destination dpid, port, the PACKET_OUT's read instant (ns).
+REMOTE_HEAD = struct.Struct("!QIq")
 
 
 def ethertype(frame: bytes) -> Optional[int]:
@@ -39,30 +60,51 @@ class FabricSwitch(SwitchProtocol):
     def __init__(self, spec: SwitchSpec, clock, fabric: "Fabric", **kwargs):
         super().__init__(spec, clock, listener=fabric, **kwargs)
         self.fabric = fabric
+        self.hosts_announced = False
+
+    def _handle(self, msg, frame: bytes, t: int) -> None:
+        if self.ready:
+            self.fabric.controller_message(self, msg.name, t)
+        super()._handle(msg, frame, t)
 
     def _on_packet_out(self, msg, t: int) -> None:
         self.fabric.packet_out(self, msg.fields, t)
 
 
 class Fabric(SessionListener):
-    """The topology's switches in this process, keyed by datapath id once their handshake is done."""
+    """The topology's switches in this process (``owned``; all by default), keyed by datapath id
+    once their handshake is done."""
 
     def __init__(self, topology: Topology, versions=(codec.OFP13,), now_ns: Callable[[], int] = time.monotonic_ns,
-                 listener: Optional[SessionListener] = None):
+                 listener: Optional[SessionListener] = None, owned=None,
+                 remote_send: Optional[Callable[[Endpoint, bytes, int], None]] = None,
+                 clock=None, host_delay: float = 1.0, host_refresh: float = 0.0):
         self.topology = topology
         self.versions = tuple(versions)
         self.now_ns = now_ns
         self.listener = listener or SessionListener()
+        self.owned = set(topology.switches if owned is None else owned)
+        self.remote_send = remote_send
+        self.clock = clock
+        self.host_delay = host_delay
+        self.host_refresh = host_refresh
         self.sessions: dict = {}                 # dpid -> ready FabricSwitch
+        self.down_links: set = set()             # frozenset({Endpoint, Endpoint})
         self.t_first_discovery_out: Optional[int] = None   # Tm1
         self.t_last_relayed_in: Optional[int] = None
-        self.relayed = 0            # PACKET_INs written at a linked port
-        self.not_delivered = 0      # the peer switch has no ready session
+        self.first_in: dict = {}                 # Endpoint -> first discovery PACKET_IN written there
+        self.relay_times = array("q")            # every relayed PACKET_IN's write, ascending
+        self.relay_latency_ns = array("q")
+        self.relayed = 0            # PACKET_INs written at a linked port of this process
+        self.sent_remote = 0        # frames handed to another shard
+        self.not_delivered = 0      # the peer switch has no ready session, or the link is down
         self.discovery_outs = 0     # discovery PACKET_OUTs read
         self.other_outs = 0         # PACKET_OUTs with other frames (not forwarded yet)
         self.buffered_outs = 0      # PACKET_OUTs naming a buffer: the fabric never buffers
-        self.relay_latency_ns: list = []
-        self.links_seen: set = set()   # (from Endpoint, to Endpoint) relayed at least once
+        self.hosts_announced = 0    # gratuitous ARP PACKET_INs written
+        self.links_seen: set = set()   # (from Endpoint, to Endpoint) relayed at least once here
+        self.change: Optional[dict] = None
+        self._refresh_call = None
 
     def spec(self, dpid: int) -> SwitchSpec:
         return SwitchSpec(datapath_id=dpid, versions=self.versions, ports=self.topology.port_specs(dpid))
@@ -74,6 +116,10 @@ class Fabric(SessionListener):
     def session_ready(self, session: SwitchProtocol) -> None:
         self.sessions[session.spec.datapath_id] = session
         self.listener.session_ready(session)
+        if self.clock is not None and self.host_delay > 0:
+            self.clock.callLater(self.host_delay, self.announce_hosts, session)
+        if self.clock is not None and self.host_refresh > 0 and self._refresh_call is None:
+            self._refresh_call = self.clock.callLater(self.host_refresh, self._refresh_hosts)
 
     def session_closed(self, session: SwitchProtocol, kind: str, detail: str) -> None:
         if self.sessions.get(session.spec.datapath_id) is session:
@@ -83,8 +129,43 @@ class Fabric(SessionListener):
     def echo_answered(self, session: SwitchProtocol, rtt_ns: int) -> None:
         self.listener.echo_answered(session, rtt_ns)
 
+    # ------------------------------------------------------------------ hosts
+    def announce_hosts(self, sw: FabricSwitch, again: bool = False) -> int:
+        """Each host on ``sw`` sends a gratuitous ARP (a PACKET_IN at its port); the number sent."""
+        if sw.closed or not sw.ready or (sw.hosts_announced and not again):
+            return 0
+        sw.hosts_announced = True
+        n = 0
+        for port in self.topology.ports(sw.spec.datapath_id):
+            host = self.topology.host_at(sw.spec.datapath_id, port)
+            if host is not None and not self._port_down(Endpoint(sw.spec.datapath_id, port)):
+                sw.send(codec.encode_packet_in(sw.version, sw.next_xid(), codec.NO_BUFFER, port,
+                                               garp_frame(host.mac, host.ip)), "packet_in")
+                n += 1
+        self.hosts_announced += n
+        return n
+
+    def _refresh_hosts(self) -> None:
+        self._refresh_call = None
+        for sw in list(self.sessions.values()):
+            self.announce_hosts(sw, again=True)
+        if self.sessions:
+            self._refresh_call = self.clock.callLater(self.host_refresh, self._refresh_hosts)
+
+    def stop(self) -> None:
+        if self._refresh_call is not None and self._refresh_call.active():
+            self._refresh_call.cancel()
+        self._refresh_call = None
+
     # ------------------------------------------------------------------ the relay
+    def controller_message(self, sw: FabricSwitch, name: str, t: int) -> None:
+        ch = self.change
+        if ch is not None and ch["t_first_message"] is None and name not in CONTROL_CHATTER:
+            ch["t_first_message"], ch["first_message"] = t, f"{name} to switch {sw.spec.datapath_id}"
+
     def packet_out(self, sw: FabricSwitch, fields: dict, t: int) -> None:
+        if not sw.hosts_announced:
+            self.announce_hosts(sw)
         data = fields.get("data", b"")
         if fields.get("buffer_id", codec.NO_BUFFER) != codec.NO_BUFFER and not data:
             self.buffered_outs += 1
@@ -96,19 +177,132 @@ class Fabric(SessionListener):
         if self.t_first_discovery_out is None:
             self.t_first_discovery_out = t
         dpid = sw.spec.datapath_id
-        for port in self.topology.egress(dpid, fields["in_port"], fields["out_ports"]):
+        egress = self.topology.egress(dpid, fields["in_port"], fields["out_ports"])
+        ch = self.change
+        if ch is not None:
+            if ch["t_first_discovery_out"] is None:
+                ch["t_first_discovery_out"] = t
+            if ch["t_first_discovery_out_affected"] is None and any(
+                    Endpoint(dpid, p) in ch["affected"] for p in egress):
+                ch["t_first_discovery_out_affected"] = t
+        for port in egress:
             peer = self.topology.peer(dpid, port)
             if peer is None:
                 continue
-            target = self.sessions.get(peer.dpid)
-            if target is None or target.closed:
+            if frozenset((Endpoint(dpid, port), peer)) in self.down_links:
                 self.not_delivered += 1
                 continue
-            target.send(codec.encode_packet_in(target.version, target.next_xid(), codec.NO_BUFFER, peer.port, data),
-                        "packet_in")
-            sent = self.now_ns()
-            self.relayed += 1
-            self.t_last_relayed_in = sent
-            self.relay_latency_ns.append(sent - t)
-            self.links_seen.add((Endpoint(dpid, port), peer))
+            if peer.dpid in self.owned:
+                if self.deliver(peer, data, t):
+                    self.links_seen.add((Endpoint(dpid, port), peer))
+            elif self.remote_send is not None:
+                self.remote_send(peer, data, t)
+                self.sent_remote += 1
+            else:
+                self.not_delivered += 1
 
+    def deliver(self, at: Endpoint, data: bytes, t_out: int) -> bool:
+        """Write ``data`` as a PACKET_IN at ``at`` (a port of a switch this process owns)."""
+        target = self.sessions.get(at.dpid)
+        if target is None or target.closed:
+            self.not_delivered += 1
+            return False
+        target.send(codec.encode_packet_in(target.version, target.next_xid(), codec.NO_BUFFER, at.port, data),
+                    "packet_in")
+        sent = self.now_ns()
+        self.relayed += 1
+        self.t_last_relayed_in = sent
+        self.relay_times.append(sent)
+        self.relay_latency_ns.append(sent - t_out)
+        self.first_in.setdefault(at, sent)
+        return True
+
+    def deliver_remote(self, datagram: bytes) -> bool:
+        """A frame another shard relayed here (:data:`REMOTE_HEAD` + frame)."""
+        dpid, port, t_out = REMOTE_HEAD.unpack_from(datagram)
+        return self.deliver(Endpoint(dpid, port), datagram[REMOTE_HEAD.size:], t_out)
+
+    def last_relay_before(self, t: int) -> Optional[int]:
+        """The last relayed PACKET_IN written at or before ``t``."""
+        i = bisect.bisect_right(self.relay_times, t)
+        return self.relay_times[i - 1] if i else None
+
+    # ------------------------------------------------------------------ changes (§5.1.8)
+    def _port_down(self, ep: Endpoint) -> bool:
+        peer = self.topology.peer(ep.dpid, ep.port)
+        return peer is not None and frozenset((ep, peer)) in self.down_links
+
+    def _begin_change(self, kind: str, what: str, affected: set) -> dict:
+        self.change = {"kind": kind, "what": what, "affected": affected, "t_change": self.now_ns(),
+                       "t_first_notice": None, "notices": 0, "t_first_message": None, "first_message": None,
+                       "t_first_discovery_out": None, "t_first_discovery_out_affected": None}
+        return self.change
+
+    def _notice(self, ch: dict, t: int) -> None:
+        ch["notices"] += 1
+        if ch["t_first_notice"] is None:
+            ch["t_first_notice"] = t
+
+    def _port_status(self, ch: dict, ep: Endpoint, down: bool) -> None:
+        sw = self.sessions.get(ep.dpid)
+        if ep.dpid not in self.owned or sw is None or sw.closed:
+            return
+        port = codec.port_spec(ep.dpid, ep.port)
+        if down:
+            port = codec.PortSpec(port.port_no, port.hw_addr, port.name, state=codec.OFPPS_LINK_DOWN)
+        sw.send(codec.encode_port_status(sw.version, sw.next_xid(), codec.OFPPR_MODIFY, port), "port_status")
+        self._notice(ch, self.now_ns())
+
+    def set_link(self, a: Endpoint, up: bool) -> dict:
+        """Take the link at ``a`` down (or bring it back): no frame crosses it while down, and each
+        end this process owns sends PORT_STATUS (MODIFY, state LINK_DOWN or 0)."""
+        b = self.topology.peer(a.dpid, a.port)
+        if b is None:
+            raise ValueError(f"{a} is not the end of a link")
+        key = frozenset((a, b))
+        ch = self._begin_change("link up" if up else "link down", f"link {a} – {b}", {a, b})
+        if up:
+            self.down_links.discard(key)
+        else:
+            self.down_links.add(key)
+        for ep in (a, b):
+            self._port_status(ch, ep, down=not up)
+        return ch
+
+    def switch_down(self, dpid: int) -> dict:
+        """Switch ``dpid`` fails: its session closes (if this process owns it), its links go down and
+        the neighbours this process owns send PORT_STATUS for their ports facing it."""
+        if dpid not in self.topology.switches:
+            raise ValueError(f"switch {dpid} is not in the topology")
+        mine = [Endpoint(dpid, p) for p in self.topology.ports(dpid)]
+        facing = [peer for ep in mine if (peer := self.topology.peer(ep.dpid, ep.port)) is not None]
+        ch = self._begin_change("switch down", f"switch {dpid}", set(facing))
+        for ep in mine:
+            peer = self.topology.peer(ep.dpid, ep.port)
+            if peer is not None:
+                self.down_links.add(frozenset((ep, peer)))
+        sw = self.sessions.get(dpid)
+        if dpid in self.owned and sw is not None and not sw.closed:
+            sw.transport.loseConnection()
+            t = self.now_ns()
+            ch["t_session_closed"] = t
+            self._notice(ch, t)
+        for ep in facing:
+            self._port_status(ch, ep, down=True)
+        return ch
+
+    # ------------------------------------------------------------------ reporting
+    def status(self, before_ns: Optional[int] = None) -> dict:
+        """Counters and instants as plain data (for the shard channel)."""
+        ch = None
+        if self.change is not None:
+            ch = {k: v for k, v in self.change.items() if k != "affected"}
+            ch["affected"] = [[e.dpid, e.port] for e in sorted(self.change["affected"], key=lambda e: (e.dpid, e.port))]
+        return {"ready": len(self.sessions), "owned": len(self.owned),
+                "t_first_discovery_out": self.t_first_discovery_out, "t_last_relayed_in": self.t_last_relayed_in,
+                "last_relay_before": self.last_relay_before(before_ns) if before_ns is not None else None,
+                "first_in": [[e.dpid, e.port, t] for e, t in self.first_in.items()],
+                "relayed": self.relayed, "sent_remote": self.sent_remote, "not_delivered": self.not_delivered,
+                "discovery_outs": self.discovery_outs, "other_outs": self.other_outs,
+                "buffered_outs": self.buffered_outs, "hosts_announced": self.hosts_announced,
+                "relay_latency_ns": self.relay_latency_ns.tobytes(), "change": ch}

@@ -79,11 +79,15 @@ def build_template(kind: str = "ipv4", size: int = 128) -> bytes:
 
 def learn_frame(datapath_id: int) -> bytes:
     """A gratuitous ARP from the switch's destination host, so the controller learns where it is."""
+    return garp_frame(host_mac(datapath_id), f"10.{(datapath_id >> 8) & 0xFF}.{datapath_id & 0xFF}.254")
+
+
+def garp_frame(mac: bytes, ip: str) -> bytes:
+    """A gratuitous ARP (reply form, broadcast) announcing ``mac`` at ``ip``, padded to 60 bytes."""
     from scapy.layers.l2 import ARP, Ether
     from scapy.packet import Padding
-    mac = ":".join(f"{b:02x}" for b in host_mac(datapath_id))
-    ip = f"10.{(datapath_id >> 8) & 0xFF}.{datapath_id & 0xFF}.254"
-    return bytes(Ether(src=mac, dst="ff:ff:ff:ff:ff:ff") / ARP(op=2, hwsrc=mac, psrc=ip, hwdst=mac, pdst=ip)
+    text = ":".join(f"{b:02x}" for b in mac)
+    return bytes(Ether(src=text, dst="ff:ff:ff:ff:ff:ff") / ARP(op=2, hwsrc=text, psrc=ip, hwdst=text, pdst=ip)
                  / Padding(b"\0" * 18))
 
 

@@ -109,6 +109,21 @@ class Topology:
             g.add_edge(link.a.dpid, link.b.dpid, ports=(link.a.port, link.b.port))
         return g
 
+    def to_dict(self) -> dict:
+        """Plain data (for shards and results): :func:`from_dict` rebuilds the same topology."""
+        return {"kind": self.kind, "switches": list(self.switches),
+                "links": [[l.a.dpid, l.a.port, l.b.dpid, l.b.port] for l in self.links],
+                "hosts": [[h.at.dpid, h.at.port] for h in self.hosts]}
+
+    def directed_links(self) -> set:
+        """Each link in both directions, as ((dpid, port), (dpid, port)) pairs."""
+        out = set()
+        for link in self.links:
+            a, b = (link.a.dpid, link.a.port), (link.b.dpid, link.b.port)
+            out.add((a, b))
+            out.add((b, a))
+        return out
+
     def summary(self) -> dict:
         return {"topology": self.kind, "nodes": len(self.switches), "links": len(self.links),
                 "hosts": len(self.hosts)}
@@ -197,6 +212,15 @@ def build(kind: str, switches: Iterable[int], links: Iterable[tuple], hosts: Ite
     return topo
 
 
+def from_dict(data: dict) -> Topology:
+    """The topology :meth:`Topology.to_dict` described (validated again)."""
+    try:
+        return build(data["kind"], data["switches"], [tuple(l) for l in data["links"]],
+                     [tuple(h) for h in data.get("hosts", ())], connected=False)
+    except (KeyError, TypeError) as exc:
+        raise TopologyError(f"topology data is incomplete or malformed: {exc!r}") from None
+
+
 def _need(kind: str, **sizes) -> None:
     bad = [f"{name} must be a whole number ≥ {low} (got {value!r})" for name, (value, low) in sizes.items()
            if not isinstance(value, int) or isinstance(value, bool) or value < low]
@@ -245,6 +269,25 @@ def mesh(n: int, hosts_per_switch: int = 1) -> Topology:
     _need("mesh", n=(n, 1), hosts_per_switch=(hosts_per_switch, 0))
     g = nx.complete_graph(n)
     return _from_graph(f"mesh:{n}", g, {v: hosts_per_switch for v in g})
+
+
+SIZED_FAMILIES = {"linear": 1, "ring": 3, "mesh": 1, "leaf-spine": 2}
+
+
+def sized(family: str, nodes: int) -> Topology:
+    """A topology of ``family`` with exactly ``nodes`` switches, for searches that add or remove
+    one node at a time (RFC 8456 §5.2.2).  A leaf-spine of N nodes has 2 spines (1 when N = 2)
+    and N − 2 leaves."""
+    if family not in SIZED_FAMILIES:
+        raise TopologyError(f"topology family {family!r} cannot be grown one node at a time "
+                            f"(use one of {', '.join(SIZED_FAMILIES)})")
+    low = SIZED_FAMILIES[family]
+    if not isinstance(nodes, int) or nodes < low:
+        raise TopologyError(f"{family} needs at least {low} switches (asked for {nodes!r})")
+    if family == "leaf-spine":
+        spines = 1 if nodes == 2 else 2
+        return leaf_spine(spines, nodes - spines)
+    return {"linear": linear, "ring": ring, "mesh": mesh}[family](nodes)
 
 
 def load(path: Union[str, Path]) -> Topology:

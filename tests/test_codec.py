@@ -231,3 +231,13 @@ def test_packet_out_with_a_broken_action_length_is_an_error():
     bad[codec.PACKET_OUT_HEAD[OFP13] + 2:codec.PACKET_OUT_HEAD[OFP13] + 4] = (4).to_bytes(2, "big")
     with pytest.raises(ValueError, match="has length 4"):
         codec.packet_out_fields(bytes(bad))
+
+
+@pytest.mark.parametrize("version", [OFP10, OFP13])
+def test_ryu_parses_port_status_link_down(version):
+    port = codec.PortSpec(port_no=3, hw_addr=codec.port_mac(9, 3), name="s9-eth3",
+                          state=codec.OFPPS_LINK_DOWN)
+    msg = ryu_parse(codec.encode_port_status(version, 11, codec.OFPPR_MODIFY, port))
+    assert msg.reason == codec.OFPPR_MODIFY
+    assert msg.desc.port_no == 3 and msg.desc.state == codec.OFPPS_LINK_DOWN
+    assert msg.desc.hw_addr == "02:00:00:09:00:03"

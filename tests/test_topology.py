@@ -118,3 +118,17 @@ def test_relay_sends_a_flooded_frame_to_every_linked_peer_but_the_in_port():
     assert t.relay(1, 1, [codec.PORT_ALL]) == [Endpoint(4, 1), Endpoint(5, 1)]
     assert t.relay(1, 2, [codec.PORT_IN_PORT, 2, 99, codec.PORT_CONTROLLER]) == [Endpoint(4, 1)]
     assert t.relay(3, 1, [3]) == []                # the host port: no switch behind it
+
+
+@pytest.mark.parametrize("family", ["linear", "ring", "mesh", "leaf-spine"])
+def test_sized_families_have_exactly_the_nodes_asked_for(family):
+    for n in (3, 4, 9):
+        assert len(tp.sized(family, n).switches) == n
+    assert tp.sized("leaf-spine", 10).summary()["links"] == 2 * 8
+
+
+def test_sized_rejects_families_and_sizes_it_cannot_build():
+    with pytest.raises(tp.TopologyError, match="tree.*cannot be grown"):
+        tp.sized("tree", 5)
+    with pytest.raises(tp.TopologyError, match="ring needs at least 3"):
+        tp.sized("ring", 2)
