@@ -9,6 +9,10 @@ answers are plain dicts over the channel:
 * ``learn``    : each switch announces its destination host (gratuitous ARP)
 * ``trial``    : one :class:`~emulator.traffic.Traffic` trial starting at a shared
   monotonic instant; answer its counters, latencies as bytes of int64 ns
+* ``fabric_init``: this shard's switches of a topology and its UDP relay socket; answer its address
+* ``fabric_connect``: connect them, with every other shard's relay address; answer ``connected``
+* ``fabric_status``: the fabric's counters and instants (:meth:`emulator.fabric.Fabric.status`)
+* ``fabric_change``: link down / link up / switch down (every shard applies it to its own ends)
 * ``quiesce``  : answer once the controller has been silent for a while (backlog drained)
 * ``disconnect``: close the sessions, keep the process for the next repetition
 * ``close``    : close the sessions and stop the reactor
@@ -39,7 +43,7 @@ def serve(channel) -> None:  # pragma: no cover - runs in the shard process (int
 
     from .traffic import SwitchSet, Traffic, TrafficParams
 
-    state = {"set": None}
+    state = {"set": None, "fabric": None}
 
     def reply(obj):
         channel.send(obj)
@@ -79,16 +83,38 @@ def serve(channel) -> None:  # pragma: no cover - runs in the shard process (int
                     result["pid"] = os.getpid()
                     reply({"event": "result", **result})
                 d.addCallbacks(done, lambda f: fail(f.value))
+            elif name == "fabric_init":
+                from .fabric_net import FabricNet
+                if state["fabric"] is not None:
+                    state["fabric"].close()
+                state["fabric"] = FabricNet(reactor, cmd["topology"], cmd["owned"], tuple(cmd["versions"]),
+                                            host_refresh=cmd.get("host_refresh", 5.0),
+                                            host_delay=cmd.get("host_delay", 1.0),
+                                            handshake_timeout=cmd.get("handshake_timeout", 10.0))
+                reply({"event": "fabric_ready", "udp": list(state["fabric"].udp_address)})
+            elif name == "fabric_connect":
+                state["fabric"].connect(cmd["host"], cmd["port"], cmd["peers"], cmd.get("ramp_group", 50)).addCallbacks(
+                    lambda r: reply({"event": "connected", **r}), lambda f: fail(f.value))
+            elif name == "fabric_status":
+                reply({"event": "status", "now_ns": time.monotonic_ns(),
+                       **state["fabric"].fabric.status(cmd.get("before_ns"))})
+            elif name == "fabric_change":
+                reply({"event": "changed", "change": state["fabric"].change(cmd["kind"], cmd["dpid"], cmd.get("port"))})
             elif name == "quiesce":
                 quiesce(state["set"], cmd["quiet"], cmd["max_wait"])
             elif name == "disconnect":
                 if state["set"] is not None:
                     state["set"].close_all()
                     state["set"] = None
+                if state["fabric"] is not None:
+                    state["fabric"].close()
+                    state["fabric"] = None
                 reply({"event": "disconnected"})
             elif name == "close":
                 if state["set"] is not None:
                     state["set"].close_all()
+                if state["fabric"] is not None:
+                    state["fabric"].close()
                 reactor.callLater(0.2, reactor.stop)
                 reply({"event": "closed"})
             else:

@@ -1,0 +1,128 @@
+"""One shard's part of a topology, on a real reactor: its switches connected to the controller and
+a UDP socket on loopback through which frames cross to the switches of other shards.
+
+:mod:`emulator.shard` drives this from the caller's commands; :class:`~emulator.fabric.Fabric`
+holds the logic (and is unit-tested without sockets).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from twisted.internet import defer
+from twisted.internet.protocol import ClientFactory, DatagramProtocol
+
+from . import topology as tp
+from .fabric import REMOTE_HEAD, Fabric
+from .protocol import SessionListener
+from .topology import Endpoint
+
+
+class _Relay(DatagramProtocol):
+    def __init__(self, fabric: Fabric):
+        self.fabric = fabric
+
+    def datagramReceived(self, datagram, addr):
+        if len(datagram) >= REMOTE_HEAD.size:
+            self.fabric.deliver_remote(datagram)
+
+
+class _Waiter(SessionListener):
+    """Fires ``done`` once every owned switch is ready or has failed."""
+
+    def __init__(self, expected: int):
+        self.expected = expected
+        self.ready = 0
+        self.failures: dict = {}
+        self.done = defer.Deferred()
+        self.closed_after_ready = 0
+
+    def _check(self):
+        if not self.done.called and self.ready + sum(self.failures.values()) >= self.expected:
+            self.done.callback({"connected": self.ready, "failures": dict(self.failures)})
+
+    def session_ready(self, session):
+        self.ready += 1
+        self._check()
+
+    def session_closed(self, session, kind, detail):
+        if session.ready:
+            self.closed_after_ready += 1
+            return
+        self.fail(kind)
+
+    def fail(self, kind: str):
+        self.failures[kind] = self.failures.get(kind, 0) + 1
+        self._check()
+
+
+class FabricNet:
+    def __init__(self, reactor, topology: dict, owned: list, versions: tuple, host_refresh: float = 5.0,
+                 host_delay: float = 1.0, source: str = "127.0.0.1", handshake_timeout: float = 10.0):
+        self.reactor = reactor
+        self.topology = tp.from_dict(topology)
+        self.owned = list(owned)
+        self.source = source
+        self.handshake_timeout = handshake_timeout
+        self.waiter = _Waiter(len(self.owned))
+        self.fabric = Fabric(self.topology, versions, owned=self.owned, remote_send=self._send_remote,
+                             listener=self.waiter, clock=reactor, host_delay=host_delay, host_refresh=host_refresh)
+        self.peers: dict = {}          # dpid -> (host, udp port) of the shard that owns it
+        self.udp = reactor.listenUDP(0, _Relay(self.fabric), interface=source)
+        self.switches: list = []
+
+    @property
+    def udp_address(self) -> tuple:
+        return self.source, self.udp.getHost().port
+
+    def _send_remote(self, ep: Endpoint, data: bytes, t_out: int) -> None:
+        addr = self.peers.get(ep.dpid)
+        if addr is None:
+            self.fabric.not_delivered += 1
+            return
+        self.udp.write(REMOTE_HEAD.pack(ep.dpid, ep.port, t_out) + data, addr)
+
+    def connect(self, host: str, port: int, peers: dict, ramp_group: int = 50, ramp_delay: float = 0.01):
+        """Connect the owned switches (``ramp_group`` at a time); fires with connected/failures."""
+        self.peers = {int(k): tuple(v) for k, v in peers.items()}
+        net = self
+
+        class Factory(ClientFactory):
+            def __init__(self, dpid):
+                self.dpid = dpid
+
+            def buildProtocol(self, addr):
+                p = net.fabric.make_protocol(self.dpid, net.reactor, handshake_timeout=net.handshake_timeout)
+                net.switches.append(p)
+                return p
+
+            def clientConnectionFailed(self, connector, reason):
+                net.waiter.fail("connect failed: " + reason.getErrorMessage())
+
+        def group(start: int):
+            for dpid in self.owned[start:start + ramp_group]:
+                self.reactor.connectTCP(host, port, Factory(dpid), timeout=5, bindAddress=(self.source, 0))
+            if start + ramp_group < len(self.owned):
+                self.reactor.callLater(ramp_delay, group, start + ramp_group)
+
+        if self.owned:
+            group(0)
+        else:
+            self.waiter._check()
+        return self.waiter.done
+
+    def change(self, kind: str, dpid: int, port: Optional[int] = None) -> dict:
+        if kind in ("link_down", "link_up"):
+            self.fabric.set_link(Endpoint(dpid, port), up=kind == "link_up")
+        elif kind == "switch_down":
+            self.fabric.switch_down(dpid)
+        else:
+            raise ValueError(f"unknown change {kind!r} (link_down, link_up, switch_down)")
+        return self.fabric.status()["change"]
+
+    def close(self) -> None:
+        self.fabric.stop()
+        for p in self.switches:
+            if p.transport is not None and not p.closed:
+                p.transport.abortConnection()
+        self.udp.stopListening()
