@@ -1,0 +1,213 @@
+"""The topology benchmarks' trial logic with a fake emulator, northbound and clock (no sockets, no sleeps)."""
+
+from array import array
+
+import pytest
+
+from emulator import topology as tp
+from fixtures import discovery as d
+from fixtures.harness import TrialFailed
+from fixtures.northbound import View, deployed_view
+
+S = 1_000_000_000
+
+
+class Clock:
+    def __init__(self):
+        self.t = 1000 * S
+
+    def now(self):
+        return self.t
+
+    def sleep(self, s):
+        self.t += int(s * S)
+
+
+class FakeEm:
+    """Deployment at the clock's instant; the fabric's instants are set by the test."""
+
+    def __init__(self, clock, status):
+        self.clock, self._status, self.deployed, self.withdrawn, self.changes = clock, status, [], 0, []
+
+    def deploy(self, topo, address):
+        self.deployed.append(topo)
+
+    def status(self, before_ns=None):
+        st = dict(self._status(self.clock.now()) if callable(self._status) else self._status)
+        st.setdefault("last_relay_before", before_ns)
+        return st
+
+    def change(self, kind, dpid, port=None):
+        self.changes.append((kind, dpid, port, self.clock.now()))
+
+    def withdraw(self):
+        self.withdrawn += 1
+
+
+class FakeNb:
+    def __init__(self, clock, views):
+        self.clock, self.views, self.calls = clock, views, 0
+
+    def topology(self):
+        self.calls += 1
+        v = self.views(self.clock.now()) if callable(self.views) else self.views[min(self.calls, len(self.views)) - 1]
+        return v
+
+
+def status(topo, tm1, first_in_at, **extra):
+    base = {"t_first_discovery_out": tm1, "first_in": {dst: first_in_at(dst) for _, dst in topo.directed_links()},
+            "relay_latency_ns": array("q", [50_000, 70_000]), "discovery_outs": 10, "relayed": 8, "not_delivered": 0,
+            "hosts_announced": 3, "change": None}
+    base.update(extra)
+    return base
+
+
+TOPO = tp.linear(3)
+FULL = deployed_view(TOPO)
+EMPTY = View()
+
+
+def test_discovery_time_is_the_last_first_relay_minus_tm1():
+    clock = Clock()
+    t0 = clock.now()
+    ends = sorted({dst for _, dst in TOPO.directed_links()})
+    firsts = {e: t0 + (i + 1) * 10_000_000 for i, e in enumerate(ends)}     # 10, 20, 30, 40 ms after deploy
+    em = FakeEm(clock, status(TOPO, t0 + 5_000_000, lambda e: firsts[e]))
+    nb = FakeNb(clock, [EMPTY, FULL])
+    r = d.discovery_trial(em, nb, TOPO, ("127.0.0.1", 6653), d.DiscoveryParams(), clock.now, clock.sleep)
+    assert r["dt_ms"] == pytest.approx(35.0)
+    assert r["queries"] == 2 and r["polls"][0]["at_s"] == 3.0 and r["polls"][1]["at_s"] == 6.0
+    assert r["nodes"] == 3 and r["links"] == 2 and r["hosts"] == 3 and em.withdrawn == 1
+    # The literal reading: the last relay before the matching query (sent at 6 s).
+    assert r["dt_last_before_match_ms"] == pytest.approx(6000 - 5)
+
+
+def test_three_identical_non_matching_answers_make_an_unsuccessful_trial():
+    clock = Clock()
+    partial = View(FULL.switches, frozenset(), FULL.hosts)
+    em = FakeEm(clock, status(TOPO, clock.now(), lambda e: None))
+    nb = FakeNb(clock, [EMPTY, partial, partial, partial, FULL])
+    with pytest.raises(TrialFailed, match=r"3 identical answers \(links: 4 missing, 0 extra; found 3 nodes, 0 links"):
+        d.discovery_trial(em, nb, TOPO, ("h", 1), d.DiscoveryParams(), clock.now, clock.sleep)
+    assert nb.calls == 4 and em.withdrawn == 1
+
+
+def test_wait_mode_queries_once_after_td():
+    clock = Clock()
+    t0 = clock.now()
+    em = FakeEm(clock, status(TOPO, t0 + 1_000_000, lambda e: t0 + 2_000_000))
+    nb = FakeNb(clock, lambda now: FULL if now - t0 >= 10 * S else EMPTY)
+    r = d.discovery_trial(em, nb, TOPO, ("h", 1), d.DiscoveryParams(mode="wait", wait=10), clock.now, clock.sleep)
+    assert r["queries"] == 1 and r["polls"][0]["at_s"] == 10.0 and r["dt_ms"] == pytest.approx(1.0)
+    nb = FakeNb(clock, [EMPTY])
+    with pytest.raises(TrialFailed, match="the single query after Td"):
+        d.discovery_trial(em, nb, TOPO, ("h", 1), d.DiscoveryParams(mode="wait", wait=10), clock.now, clock.sleep)
+
+
+def test_matching_without_any_lldp_seen_is_not_a_result():
+    clock = Clock()
+    em = FakeEm(clock, status(TOPO, None, lambda e: None))
+    with pytest.raises(TrialFailed, match="Tm1 is undefined"):
+        d.discovery_trial(em, FakeNb(clock, [FULL]), TOPO, ("h", 1), d.DiscoveryParams(), clock.now, clock.sleep)
+
+
+def test_change_detection_times_the_first_lldp_after_the_first_notice():
+    clock = Clock()
+    state = {}
+
+    def st(now):
+        ch = None
+        if em.changes:
+            tc = em.changes[0][3]
+            ch = {"kind": "link down", "t_change": tc, "t_first_notice": tc + 20_000, "notices": 2,
+                  "t_first_message": tc + 3_000_000, "first_message": "packet_out to switch 1",
+                  "t_first_discovery_out": tc + 3_000_000 if now > tc + 3_000_000 else None,
+                  "t_first_discovery_out_affected": None, "affected": []}
+        return status(TOPO, 1, lambda e: 2, change=ch)
+
+    em = FakeEm(clock, st)
+    after = d.expected_after(TOPO, "link_down", 1, 1)
+    nb = FakeNb(clock, lambda now: after if em.changes and now > em.changes[0][3] + 250_000_000 else FULL)
+    r = d.change_trial(em, nb, TOPO, ("h", 1), d.DiscoveryParams(change_poll=0.1), "link", clock.now, clock.sleep)
+    assert em.changes[0][:3] == ("link_down", 1, 1)
+    assert r["tdt_ms"] == pytest.approx(2.98) and r["notices"] == 2 and r["event"] == "link down"
+    assert 250 <= r["northbound_reflects_ms"] <= 400
+    assert r["rediscovery_on_affected_port_ms"] is None
+
+
+def test_change_with_no_rediscovery_within_td_fails_the_trial():
+    clock = Clock()
+
+    def st(now):
+        ch = None
+        if em.changes:
+            tc = em.changes[0][3]
+            ch = {"kind": "switch down", "t_change": tc, "t_first_notice": tc, "notices": 3, "t_first_message": None,
+                  "first_message": None, "t_first_discovery_out": None, "t_first_discovery_out_affected": None,
+                  "affected": []}
+        return status(TOPO, 1, lambda e: 2, change=ch)
+
+    em = FakeEm(clock, st)
+    nb = FakeNb(clock, [FULL])
+    with pytest.raises(TrialFailed, match="no discovery PACKET_OUT from the controller within Td = 2 s after the switch down"):
+        d.change_trial(em, nb, TOPO, ("h", 1), d.DiscoveryParams(change_td=2), "switch", clock.now, clock.sleep)
+    assert em.changes[0][:2] == ("switch_down", 2) and em.withdrawn == 1
+
+
+def test_change_targets():
+    topo = tp.leaf_spine(2, 3)
+    assert d.change_target(topo, "link")[:3] == ("link_down", topo.links[0].a.dpid, topo.links[0].a.port)
+    kind, dpid, port, what = d.change_target(topo, "switch")
+    assert (kind, dpid, port) == ("switch_down", 1, None) and what == "switch 1 (3 links)"
+    gone = d.expected_after(topo, "switch_down", 1, None)
+    assert 1 not in gone.switches and all(1 not in (a[0], b[0]) for a, b in gone.links)
+
+
+def model(limit):
+    return lambda n: {"matched": n <= limit, "nodes": n}
+
+
+@pytest.mark.parametrize("limit, start, cap, expected", [
+    (37, 4, 256, 37), (4, 4, 256, 4), (3, 4, 256, 3), (300, 4, 256, 256), (1, 4, 256, None), (100, 4, 100, 100),
+])
+def test_size_search_finds_the_limit_and_confirms_with_one_node_steps(limit, start, cap, expected):
+    out = d.size_search(model(limit), start, cap, low=2)
+    assert out["ns"] == expected
+    if expected is not None and expected < cap:
+        confirm = [r["nodes"] for r in out["rows"] if r["phase"] == "±1"]
+        assert confirm[-2:] == [expected, expected + 1]
+    assert out["capped"] == (expected == cap and limit >= cap)
+
+
+def test_size_search_steps_down_when_the_found_size_fails_again():
+    runs = {}
+
+    def flaky(n):
+        runs[n] = runs.get(n, 0) + 1
+        ok = n <= 20 and not (n == 20 and runs[n] == 2)      # 20 passes once, then fails
+        return {"matched": ok, "nodes": n}
+
+    out = d.size_search(flaky, 4, 256, low=2)
+    assert out["ns"] == 19
+
+
+def test_discovery_params_name_every_bad_option():
+    p = d.DiscoveryParams(poll_interval=0, mode="often", parts=("switches", "ports"), change_event=("router",),
+                          size_family="tree", identical=1)
+    text = "\n".join(p.problems())
+    for bit in ("--poll-interval must be positive", "--discovery-mode must be poll or wait",
+                "--discovery-match must be", "--change-event must be", "--size-family must be one of",
+                "--identical-answers must be at least 2"):
+        assert bit in text
+
+
+def test_merge_status_takes_first_and_last_instants_across_shards():
+    a = {"ready": 2, "owned": 2, "relayed": 3, "sent_remote": 1, "not_delivered": 0, "discovery_outs": 4,
+         "other_outs": 0, "buffered_outs": 0, "hosts_announced": 2, "t_first_discovery_out": 50,
+         "t_last_relayed_in": 90, "last_relay_before": 80, "first_in": [[1, 1, 60]],
+         "relay_latency_ns": array("q", [5]).tobytes(), "change": None}
+    b = {**a, "t_first_discovery_out": 40, "t_last_relayed_in": 95, "last_relay_before": None,
+         "first_in": [[2, 1, 70]], "relay_latency_ns": array("q", [7]).tobytes()}
+    m = d.merge_status([a, b])
+    assert m["t_first_discovery_out"] == 40 and m["t_last_relayed_in"] == 95 and m["last_relay_before"] == 80
+    assert m["first_in"] == {(1, 1): 60, (2, 1): 70} and list(m["relay_latency_ns"]) == [5, 7] and m["ready"] == 4
