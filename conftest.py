@@ -73,6 +73,42 @@ def pytest_addoption(parser):
     a.addoption("--rest", type=float, default=1.0, help="seconds of silence from the controller required between the trials of a rate search")
     a.addoption("--no-ceiling", action="store_true",
                 help="skip measuring the emulator's own ceiling against the null controller")
+    t = parser.getgroup("bmwg-sdn topology discovery (RFC 8456 §5.1.1, §5.1.8, §5.2.2)")
+    t.addoption("--topology", action="append", default=None,
+                help="deployed topology: linear:N, ring:N, mesh:N, tree:DEPTH,FANOUT, leaf-spine:SxL or a "
+                     ".yaml/.graphml file; repeat the option for the series X = number of nodes "
+                     "(default leaf-spine:2x2)")
+    t.addoption("--northbound", default=None,
+                help="KIND=URL of an external controller's topology API: ryu=, onos=, odl= "
+                     "(a bare URL means Ryu's REST topology); the embedded Ryu needs none")
+    t.addoption("--northbound-auth", default=None,
+                help="USER:PASSWORD for the northbound (default onos:rocks for ONOS, admin:admin for OpenDaylight)")
+    t.addoption("--poll-interval", type=float, default=3.0, help="t: seconds between topology queries (RFC: 3)")
+    t.addoption("--discovery-mode", default="poll",
+                help="poll: query every t until the view matches (the RFC body); wait: wait Td, query once (Appendix A)")
+    t.addoption("--discovery-wait", type=float, default=10.0, help="Td of the wait mode, seconds")
+    t.addoption("--discovery-timeout", type=float, default=300.0,
+                help="seconds after which a discovery trial that has not matched is unsuccessful")
+    t.addoption("--identical-answers", type=int, default=3,
+                help="identical non-matching answers that end a trial as unsuccessful (RFC: 3)")
+    t.addoption("--discovery-match", default="switches,links,hosts",
+                help="what the reported topology must match: a comma list of switches, links, hosts")
+    t.addoption("--change-event", default="link",
+                help="topology change of §5.1.8: link (A.4.8, a link goes down), switch (a switch fails), or link,switch")
+    t.addoption("--change-td", type=float, default=10.0,
+                help="Td of §5.1.8: seconds to wait for the controller's rediscovery message after the change")
+    t.addoption("--change-poll", type=float, default=0.1,
+                help="seconds between northbound queries after a change (when the view reflects it)")
+    t.addoption("--size-family", default="leaf-spine",
+                help="topology grown one node at a time by §5.2.2: linear, ring, mesh or leaf-spine")
+    t.addoption("--size-start", type=int, default=4, help="§5.2.2: first number of nodes tried")
+    t.addoption("--size-max", type=int, default=256,
+                help="§5.2.2: the largest topology tried (a controller that discovers it reports a lower bound)")
+    t.addoption("--size-poll", type=float, default=3.0, help="§5.2.2: t, seconds between topology queries (RFC: 30)")
+    t.addoption("--host-refresh", type=float, default=5.0,
+                help="seconds between the emulated hosts' gratuitous ARPs (0: announce once)")
+    t.addoption("--ryu-lldp-period", type=float, default=None,
+                help="embedded Ryu: its LLDP period per port in seconds (Ryu's own: 0.9)")
     c.addoption("--handshake-timeout", type=float, default=10.0,
                 help="seconds from TCP connect to FEATURES_REQUEST answered")
 

@@ -105,6 +105,13 @@ class Fabric(SessionListener):
         self.links_seen: set = set()   # (from Endpoint, to Endpoint) relayed at least once here
         self.change: Optional[dict] = None
         self._refresh_call = None
+        self._garp: dict = {}        # host MAC -> its gratuitous ARP frame (Scapy builds each once)
+
+    def prepare_hosts(self) -> None:
+        """Build the hosts' frames now, so that no Scapy work falls inside a measured relay."""
+        for host in self.topology.hosts:
+            if host.at.dpid in self.owned and host.mac not in self._garp:
+                self._garp[host.mac] = garp_frame(host.mac, host.ip)
 
     def spec(self, dpid: int) -> SwitchSpec:
         return SwitchSpec(datapath_id=dpid, versions=self.versions, ports=self.topology.port_specs(dpid))
@@ -139,8 +146,10 @@ class Fabric(SessionListener):
         for port in self.topology.ports(sw.spec.datapath_id):
             host = self.topology.host_at(sw.spec.datapath_id, port)
             if host is not None and not self._port_down(Endpoint(sw.spec.datapath_id, port)):
-                sw.send(codec.encode_packet_in(sw.version, sw.next_xid(), codec.NO_BUFFER, port,
-                                               garp_frame(host.mac, host.ip)), "packet_in")
+                frame = self._garp.get(host.mac)
+                if frame is None:
+                    frame = self._garp[host.mac] = garp_frame(host.mac, host.ip)
+                sw.send(codec.encode_packet_in(sw.version, sw.next_xid(), codec.NO_BUFFER, port, frame), "packet_in")
                 n += 1
         self.hosts_announced += n
         return n

@@ -67,6 +67,7 @@ class FabricNet:
         self.waiter = _Waiter(len(self.owned))
         self.fabric = Fabric(self.topology, versions, owned=self.owned, remote_send=self._send_remote,
                              listener=self.waiter, clock=reactor, host_delay=host_delay, host_refresh=host_refresh)
+        self.fabric.prepare_hosts()
         self.peers: dict = {}          # dpid -> (host, udp port) of the shard that owns it
         self.udp = reactor.listenUDP(0, _Relay(self.fabric), interface=source)
         self.switches: list = []

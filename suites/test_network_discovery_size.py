@@ -1,0 +1,65 @@
+"""RFC 8456 §5.2.2 Network Discovery Size (A.5.2; RFC 8455 term 2.3.2.2)."""
+
+import pytest
+
+from emulator import codec
+from emulator import topology as tp
+from emulator.shard import ShardError
+from fixtures.discovery import size_search, size_trial
+from fixtures.harness import TrialFailed, TrialOutcome
+
+DEFINITION = (
+    "Ns, the number of nodes of the largest topology the controller discovers completely (switches, links and "
+    "hosts as compared). Topologies of one family grow one node at a time. Each size is deployed on a freshly "
+    "started controller and queried every t seconds until the reported topology matches the deployed one or stays "
+    "the same over three answers. The search doubles N while discovery succeeds, bisects between the last success "
+    "and the first failure, then confirms with the RFC's ±1-node steps: Ns succeeds when run again and Ns + 1 "
+    "fails. One search is one repetition. A search that succeeds at --size-max reports a lower bound.")
+MEASUREMENT_POINT = (
+    "the controller's northbound view compared with the deployed topology; sizes counted by the emulator")
+
+
+@pytest.mark.rfc("5.2.2")
+@pytest.mark.scalability
+def test_network_discovery_size(benchmark_run, topology_emulator, discovery_controller, bmwg):
+    p, controller = bmwg.discovery, discovery_controller
+    run = benchmark_run(
+        benchmark="test_network_discovery_size", title="Network Discovery Size", rfc_section="5.2.2",
+        unit="nodes", symbol="Ns", definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
+        higher_is_better=True,
+        parameters={"openflow": codec.VERSION_NAMES[controller.openflow], "topology_family": p.size_family,
+                    "start_nodes": p.size_start, "max_nodes": p.size_max, "query_interval_s": p.size_poll,
+                    "compared": list(p.parts), "identical_answers_end_trial": p.identical,
+                    "search_method": "coarse doubling, bisection, ±1-node confirmation (RFC 8456 A.5.2)",
+                    "northbound": controller.northbound().describe(),
+                    "controller_rediscovery": controller.info().get("lldp_period_s", "controller's own setting")})
+    run.entry["trial_columns"] = [("links", "Links at Ns"), ("hosts", "Hosts at Ns"), ("steps", "Sizes tried"),
+                                  ("first_failure", "Smallest failing size")]
+    run.store.save()
+    low = tp.SIZED_FAMILIES[p.size_family]
+
+    def trial(index):
+        def one(n):
+            controller.prepare_trial()     # a fresh controller for every size (clean state between trials)
+            try:
+                return size_trial(topology_emulator, controller.northbound(), tp.sized(p.size_family, n),
+                                  controller.address, p)
+            except ShardError as exc:
+                raise TrialFailed(f"emulator at {n} nodes: {exc}") from None
+
+        out = size_search(one, p.size_start, p.size_max, low=low)
+        if out["ns"] is None:
+            raise TrialFailed(f"no {p.size_family} topology of {low}..{p.size_start} nodes was discovered completely "
+                              f"(last: {out['rows'][-1].get('difference') or out['rows'][-1].get('why')})")
+        at = tp.sized(p.size_family, out["ns"]).summary()
+        fails = [r["nodes"] for r in out["rows"] if not r["matched"]]
+        details = {"ns": out["ns"], "links": at["links"], "hosts": at["hosts"], "steps": len(out["rows"]),
+                   "first_failure": min(fails) if fails else None, "capped": out["capped"],
+                   "method": out["method"], "search": out["rows"]}
+        return TrialOutcome(value=out["ns"], details=details, lower_bound=out["capped"],
+                            note=f"reached --size-max {p.size_max}: Ns is at least that" if out["capped"] else "")
+
+    entry = run.run(trial)
+    assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")
+    assert all(low <= t["value"] <= p.size_max for t in entry["trials"] if t.get("ok"))
+    assert entry["outcome"]["status"] == "passed", entry["outcome"].get("reason")

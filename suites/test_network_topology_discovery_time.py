@@ -1,0 +1,66 @@
+"""RFC 8456 §5.1.1 Network Topology Discovery Time (A.4.1; RFC 8455 term 2.3.1.1)."""
+
+import pytest
+
+from emulator import codec
+from emulator.shard import ShardError
+from fixtures.discovery import discovery_trial
+from fixtures.harness import TrialFailed, TrialOutcome
+
+DEFINITION = (
+    "DT = Tmn − Tm1. Tm1: the first discovery PACKET_OUT (LLDP or BDDP) the emulator reads from the controller. "
+    "Tmn: the instant the last deployed link was first relayed, i.e. the latest of the first discovery PACKET_INs "
+    "written at the far end of every directed link. The trial succeeds when the topology the controller reports "
+    "northbound (queried every t seconds, or once after Td in the wait mode) matches the deployed one; it is "
+    "unsuccessful, with no value, after three identical non-matching answers. The controller starts fresh and the "
+    "whole topology connects anew for every trial. Reported per trial in ms; TDm and TDv over the trials.")
+MEASUREMENT_POINT = (
+    "forwarding-plane emulator at interface I1: monotonic ns timestamps at the read of each discovery PACKET_OUT "
+    "and the write of each relayed PACKET_IN; the northbound only decides success")
+
+
+@pytest.mark.rfc("5.1.1")
+@pytest.mark.performance
+def test_network_topology_discovery_time(benchmark_run, topology_emulator, discovery_controller, bmwg,
+                                         deployed_topology):
+    topo, p, controller = deployed_topology, bmwg.discovery, discovery_controller
+    run = benchmark_run(
+        benchmark="test_network_topology_discovery_time", title="Network Topology Discovery Time",
+        rfc_section="5.1.1", unit="ms", symbol="DT", definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
+        higher_is_better=False,
+        parameters={"openflow": codec.VERSION_NAMES[controller.openflow], **topo.summary(),
+                    "number_of_nodes": len(topo.switches), "number_of_links": len(topo.links),
+                    "query_mode": f"poll every {p.poll_interval:g} s" if p.mode == "poll"
+                    else f"wait Td = {p.wait:g} s, then one query",
+                    "compared": list(p.parts), "identical_answers_end_trial": p.identical,
+                    "timeout_s": p.timeout, "emulator_shards": p.shards, "host_refresh_s": p.host_refresh,
+                    "northbound": controller.northbound().describe(),
+                    "controller_rediscovery": controller.info().get("lldp_period_s", "controller's own setting")})
+    run.entry["series_x"] = {"name": "number of nodes", "value": len(topo.switches)}
+    run.entry["trial_columns"] = [("nodes", "Nodes"), ("links", "Links"), ("hosts", "Hosts"),
+                                  ("queries", "Queries"), ("nb_match_after_tm1_ms", "NB match after Tm1 (ms, extra)"),
+                                  ("dt_last_before_match_ms", "Last LLDP before match (ms, extra)"),
+                                  ("relay_latency_median_us", "Relay median (µs)")]
+    run.store.save()
+
+    def trial(index):
+        nb = controller.northbound()   # the embedded Ryu restarts per trial on a new REST port
+        try:
+            r = discovery_trial(topology_emulator, nb, topo, controller.address, p)
+        except ShardError as exc:
+            raise TrialFailed(f"emulator: {exc}") from None
+        return TrialOutcome(value=r["dt_ms"], details=r, note=r.get("note", ""))
+
+    entry = run.run(trial)
+    ok = [t for t in entry["trials"] if t.get("ok")]
+    if ok:
+        lat = [t["details"].get("relay_latency_median_us") for t in ok if t["details"].get("relay_latency_median_us")]
+        if lat:
+            mean_dt_us = entry["summary"]["mean"] * 1e3
+            run.note(f"relay latency inside the emulator (PACKET_OUT read to PACKET_IN write): median of trial "
+                     f"medians {sorted(lat)[len(lat) // 2]:.1f} µs, {sorted(lat)[len(lat) // 2] / mean_dt_us:.2%} of "
+                     "the mean discovery time")
+            run.store.save()
+    assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")
+    assert all(t["value"] >= 0 and t["details"]["nodes"] == len(topo.switches) for t in ok)
+    assert entry["outcome"]["status"] == "passed", entry["outcome"].get("reason")
