@@ -64,6 +64,8 @@ class Topology:
     hosts: list
     _peer: dict = field(default_factory=dict, repr=False)
     _ports: dict = field(default_factory=dict, repr=False)
+    _port_sets: dict = field(default_factory=dict, repr=False)
+    _host_at: dict = field(default_factory=dict, repr=False)
 
     def ports(self, dpid: int) -> list:
         """The switch's port numbers, ascending (links and hosts)."""
@@ -82,11 +84,11 @@ class Topology:
         (``out_ports`` as :func:`emulator.codec.packet_out_fields` gives them).  FLOOD and ALL are
         every port but ``in_port``; IN_PORT is ``in_port``; ports the switch lacks, and
         CONTROLLER, LOCAL, NORMAL and TABLE, send nothing onto a link or host."""
-        have = self.ports(dpid)
+        have = self._port_sets.get(dpid, ())
         out: list = []
         for p in out_ports:
             if p in (PORT_FLOOD, PORT_ALL):
-                out += [q for q in have if q != in_port]
+                out += [q for q in self.ports(dpid) if q != in_port]
             elif p == PORT_IN_PORT:
                 out.append(in_port)
             elif p in have:
@@ -99,7 +101,7 @@ class Topology:
         return [peer for p in self.egress(dpid, in_port, out_ports) if (peer := self.peer(dpid, p)) is not None]
 
     def host_at(self, dpid: int, port: int) -> Optional[Host]:
-        return next((h for h in self.hosts if h.at == Endpoint(dpid, port)), None)
+        return self._host_at.get(Endpoint(dpid, port))
 
     def graph(self) -> nx.MultiGraph:
         """Switches and their links (ports as edge attributes)."""
@@ -207,8 +209,10 @@ def build(kind: str, switches: Iterable[int], links: Iterable[tuple], hosts: Ite
         topo._peer[link.a], topo._peer[link.b] = link.b, link.a
     for ep in used:
         topo._ports.setdefault(ep.dpid, []).append(ep.port)
-    for ports in topo._ports.values():
+    for dpid, ports in topo._ports.items():
         ports.sort()
+        topo._port_sets[dpid] = frozenset(ports)
+    topo._host_at = {h.at: h for h in made_hosts}
     return topo
 
 

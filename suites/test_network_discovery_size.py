@@ -39,13 +39,22 @@ def test_network_discovery_size(benchmark_run, topology_emulator, discovery_cont
     low = tp.SIZED_FAMILIES[p.size_family]
 
     def trial(index):
+        progress = run.entry.setdefault("search_in_progress", {})
+        rows = progress[str(index)] = []
+
         def one(n):
             controller.prepare_trial()     # a fresh controller for every size (clean state between trials)
             try:
-                return size_trial(topology_emulator, controller.northbound(), tp.sized(p.size_family, n),
-                                  controller.address, p)
+                r = size_trial(topology_emulator, controller.northbound(), tp.sized(p.size_family, n),
+                               controller.address, p)
             except ShardError as exc:
                 raise TrialFailed(f"emulator at {n} nodes: {exc}") from None
+            rows.append(r)             # kept in results.json as the search goes, in case it is interrupted
+            run.store.save()
+            run.progress(f"test_network_discovery_size: search {index}: {n} nodes "
+                         f"{'discovered' if r['matched'] else 'NOT discovered (' + (r.get('difference') or r.get('why', '')) + ')'}"
+                         f" in {r['seconds']:.1f} s")
+            return r
 
         out = size_search(one, p.size_start, p.size_max, low=low)
         if out["ns"] is None:
@@ -60,6 +69,12 @@ def test_network_discovery_size(benchmark_run, topology_emulator, discovery_cont
                             note=f"reached --size-max {p.size_max}: Ns is at least that" if out["capped"] else "")
 
     entry = run.run(trial)
+    for t in entry["trials"]:     # a finished search is in its trial's details; failed ones keep their rows
+        if t.get("ok"):
+            entry["search_in_progress"].pop(str(t["index"]), None)
+    if not entry.get("search_in_progress"):
+        entry.pop("search_in_progress", None)
+    run.store.save()
     assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")
     assert all(low <= t["value"] <= p.size_max for t in entry["trials"] if t.get("ok"))
     assert entry["outcome"]["status"] == "passed", entry["outcome"].get("reason")

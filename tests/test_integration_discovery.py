@@ -1,0 +1,116 @@
+"""Integration: topologies against the embedded Ryu with its topology discovery, over loopback —
+the fabric relays Ryu's LLDP (in one shard and across two), Ryu's REST view matches, a link
+going down reaches it, and the three topology suites end to end."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from emulator import codec
+from emulator import topology as tp
+from fixtures.controllers import PROJECT_ROOT, RyuController
+from fixtures.discovery import DiscoveryParams, TopologyEmulator, change_trial, discovery_trial
+from fixtures.northbound import compare, deployed_view
+from reports.results import load_results
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def ryu(tmp_path):
+    ctl = RyuController(tmp_path, openflow=codec.OFP13, ready_timeout=60)
+    ctl.use_role("discovery")
+    ctl.start()
+    yield ctl
+    ctl.stop()
+
+
+def wait_match(nb, want, seconds=20.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        view = nb.topology()
+        if compare(want, view).matches:
+            return view
+        time.sleep(0.2)   # polling another process's view; not a measurement
+    raise AssertionError(f"no match: {compare(want, view).summary()}")
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_ryu_discovers_the_emulated_leaf_spine(ryu, shards):
+    topo = tp.leaf_spine(2, 3)
+    em = TopologyEmulator(codec.OFP13, shards=shards, host_refresh=1.0)
+    try:
+        em.deploy(topo, ryu.address)
+        view = wait_match(ryu.northbound(), deployed_view(topo))
+        assert view.counts() == {"nodes": 5, "links": 6, "hosts": 3}
+        st = em.status()
+        assert st["t_first_discovery_out"] is not None and st["relayed"] >= 12
+        if shards == 2:
+            assert st["sent_remote"] > 0          # spines and leaves sit in different shards
+        assert set(st["first_in"]) >= {dst for _, dst in topo.directed_links()}
+        assert st["relay_latency_ns"] and max(st["relay_latency_ns"]) < 50_000_000
+    finally:
+        em.withdraw()
+        em.close()
+
+
+def test_discovery_and_change_trials_against_ryu(ryu):
+    topo = tp.linear(3)
+    em = TopologyEmulator(codec.OFP13)
+    p = DiscoveryParams(poll_interval=0.5, change_td=3.0)
+    try:
+        r = discovery_trial(em, ryu.northbound(), topo, ryu.address, p)
+        assert 0 <= r["dt_ms"] < r["nb_match_after_tm1_ms"] and r["nodes"] == 3 and r["links"] == 2
+        ryu.stop()
+        ryu.start()
+        c = change_trial(em, ryu.northbound(), topo, ryu.address, p, "link")
+        assert c["notices"] == 2 and 0 <= c["tdt_ms"] <= 3000
+        assert c["northbound_reflects_ms"] is not None      # Ryu drops the link on PORT_STATUS
+    finally:
+        em.close()
+
+
+def pytest_run(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=PROJECT_ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_topology_suites_end_to_end_on_ryu(tmp_path):
+    out = tmp_path / "r"
+    r = pytest_run("suites", "-k", "network_topology or network_discovery", "--repetitions", "2",
+                   "--topology", "linear:2", "--topology", "leaf-spine:1x2", "--poll-interval", "0.5",
+                   "--change-event", "link,switch", "--change-td", "3", "--size-family", "linear", "--size-start", "2",
+                   "--size-max", "3", "--size-poll", "0.5", "--report-dir", str(out), "-rs")
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    data = load_results(out / "results.json")
+    got = {(b["benchmark"], (b.get("series_x") or {}).get("value")) for b in data["benchmarks"]}
+    assert ("test_network_topology_discovery_time", 2) in got and ("test_network_topology_discovery_time", 3) in got
+    assert ("test_network_discovery_size", None) in got
+    for b in data["benchmarks"]:
+        assert b["outcome"]["status"] == "passed" and b["summary"]["n"] == 2, b["benchmark"]
+    size = next(b for b in data["benchmarks"] if b["benchmark"] == "test_network_discovery_size")
+    assert size["summary"]["mean"] == 3 and all(t.get("lower_bound") for t in size["trials"])
+    change = [b for b in data["benchmarks"] if b["benchmark"] == "test_network_topology_change_detection_time"]
+    assert {b["parameters"]["change"] for b in change} == {"a link goes down", "a switch fails"}
+    report = (out / "report.md").read_text()
+    assert "Network Topology Discovery Time" in report and "Network Discovery Size" in report
+
+
+def test_topology_suites_skip_a_controller_without_a_northbound(tmp_path):
+    r = pytest_run("suites", "-k", "network_topology_discovery", "--controller", "null", "--repetitions", "2",
+                   "--report-dir", str(tmp_path / "r"), "-rs", timeout=120)
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert "has no topology northbound the suite can read" in r.stdout
+
+
+def test_bad_topology_options_are_named():
+    r = pytest_run("suites", "-k", "network_topology", "--topology", "ring:2", "--topology", "star:5",
+                   "--northbound", "floodlight=http://x", "--discovery-mode", "sometimes", "--size-family", "tree",
+                   timeout=120)
+    assert r.returncode != 0
+    text = r.stdout + r.stderr
+    for bit in ("ring: n must be a whole number ≥ 3", "unknown kind 'star'", "kind must be one of ryu, onos, odl",
+                "--discovery-mode must be poll or wait", "--size-family must be one of"):
+        assert bit in text, text[-2000:]
