@@ -41,7 +41,8 @@ def render_markdown(data: dict) -> str:
     lines += _table([
         ("Controller name and version", f"{ctl.get('name', '—')} {ctl.get('version', '')}".strip()),
         ("Controller deployment", ctl.get("mode")),
-        ("Northbound protocols and versions", run.get("northbound", "not used")),
+        ("Northbound protocols and versions", run.get("northbound") or _from_benchmarks(data, "northbound",
+                                                                                         "not used")),
         ("Southbound protocols and versions", f"OpenFlow {run.get('openflow', '—')}"),
         ("Controller redundancy mode", ctl.get("redundancy", "standalone")),
         ("Connection setup", run.get("connection_setup", "unencrypted")),
@@ -56,7 +57,8 @@ def render_markdown(data: dict) -> str:
     ])
     lines += ["## Controller settings parameters", ""]
     lines += _table([
-        ("Topology rediscovery timeout", ctl.get("rediscovery_timeout", "controller default")),
+        ("Topology rediscovery timeout", ctl.get("rediscovery_timeout") or _from_benchmarks(
+            data, "controller_rediscovery", "controller default", fmt=_rediscovery)),
         ("Controller redundancy mode", ctl.get("redundancy", "standalone")),
         ("Controller state persistence", ctl.get("persistence", "—")),
     ])
@@ -70,6 +72,19 @@ def render_markdown(data: dict) -> str:
         lines += render_benchmark(bench)
     lines += render_series(data.get("benchmarks", []))
     return "\n".join(lines)
+
+
+def _rediscovery(value) -> str:
+    if isinstance(value, (int, float)):
+        return f"LLDP re-sent every {value:g} s per port (topology benchmarks)"
+    return str(value)
+
+
+def _from_benchmarks(data: dict, key: str, default: str, fmt=str) -> str:
+    """A run-wide field filled from the benchmarks' parameters, where they state it."""
+    seen = dict.fromkeys(fmt(b["parameters"][key]) for b in data.get("benchmarks", [])
+                         if (b.get("parameters") or {}).get(key) is not None)
+    return "; ".join(seen) if seen else default
 
 
 def _emulator_exchange_time(data: dict) -> str:

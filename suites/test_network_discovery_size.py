@@ -31,7 +31,7 @@ def test_network_discovery_size(benchmark_run, topology_emulator, discovery_cont
                     "start_nodes": p.size_start, "max_nodes": p.size_max, "query_interval_s": p.size_poll,
                     "compared": list(p.parts), "identical_answers_end_trial": p.identical,
                     "search_method": "coarse doubling, bisection, ±1-node confirmation (RFC 8456 A.5.2)",
-                    "northbound": controller.northbound().describe(),
+                    "northbound": controller.northbound().protocol,
                     "controller_rediscovery": controller.info().get("lldp_period_s", "controller's own setting")})
     run.entry["trial_columns"] = [("links", "Links at Ns"), ("hosts", "Hosts at Ns"), ("steps", "Sizes tried"),
                                   ("first_failure", "Smallest failing size")]

@@ -41,7 +41,7 @@ def test_network_topology_change_detection_time(benchmark_run, topology_emulator
                     "number_of_nodes": len(topo.switches), "number_of_links": len(topo.links),
                     "change": "a link goes down" if change_event == "link" else "a switch fails",
                     "td_s": p.change_td, "northbound_poll_s": p.change_poll, "settle_s": p.settle,
-                    "northbound": controller.northbound().describe(),
+                    "northbound": controller.northbound().protocol,
                     "controller_rediscovery": controller.info().get("lldp_period_s", "controller's own setting")})
     run.entry["series_x"] = {"name": "number of nodes", "value": len(topo.switches)}
     run.entry["trial_columns"] = [("event", "Change"), ("target", "Target"), ("notices", "Notifications"),

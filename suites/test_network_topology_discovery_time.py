@@ -34,7 +34,7 @@ def test_network_topology_discovery_time(benchmark_run, topology_emulator, disco
                     else f"wait Td = {p.wait:g} s, then one query",
                     "compared": list(p.parts), "identical_answers_end_trial": p.identical,
                     "timeout_s": p.timeout, "emulator_shards": p.shards, "host_refresh_s": p.host_refresh,
-                    "northbound": controller.northbound().describe(),
+                    "northbound": controller.northbound().protocol,
                     "controller_rediscovery": controller.info().get("lldp_period_s", "controller's own setting")})
     run.entry["series_x"] = {"name": "number of nodes", "value": len(topo.switches)}
     run.entry["trial_columns"] = [("nodes", "Nodes"), ("links", "Links"), ("hosts", "Hosts"),
