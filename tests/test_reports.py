@@ -145,3 +145,15 @@ def test_shipped_default_profile_is_valid():
     from fixtures.controllers import PROJECT_ROOT
     prof = load_profile(PROJECT_ROOT / "fixtures" / "profiles" / "default.yaml")
     assert prof["thresholds"]["control_session_capacity"] == ("min", 1000.0)
+
+
+def test_topology_benchmarks_fill_the_northbound_and_rediscovery_rows(tmp_path):
+    data = load_results(sample_results(tmp_path).path)
+    text = render_markdown(data)
+    assert "Northbound protocols and versions | not used" in text
+    assert "Topology rediscovery timeout | controller default" in text
+    data["benchmarks"][0]["parameters"].update(northbound="Ryu rest_topology /v1.0 (HTTP, JSON)",
+                                               controller_rediscovery=0.9)
+    text = render_markdown(data)
+    assert "Northbound protocols and versions | Ryu rest_topology /v1.0 (HTTP, JSON) |" in text
+    assert "Topology rediscovery timeout | LLDP re-sent every 0.9 s per port (topology benchmarks) |" in text
