@@ -3,7 +3,10 @@
 It does the controller's half of the handshake (HELLO, FEATURES_REQUEST, and
 PORT_DESC for 1.3), answers ECHO_REQUEST, and answers each PACKET_IN with one
 PACKET_OUT (FLOOD; by buffer_id when buffered, else carrying the frame).  With
-``--answer none`` it is a sink: PACKET_INs are read and dropped unparsed.  It serves the
+``--answer none`` it is a sink: PACKET_INs are read and dropped unparsed.  With
+``--answer lldp`` it is a minimal discovery prober for the emulator's fabric: once a
+switch's handshake is done, and every ``--lldp-period`` seconds after, it floods one LLDP
+frame naming the switch out of every port, and it counts the PACKET_INs that come back.  It serves the
 self-tests and measures the emulator's own ceiling (RFC 8456 §4.8: characterise
 the emulator against a stub controller).  ``--session-limit`` makes it behave
 like a controller with a known capacity, so the capacity benchmark can be
@@ -27,7 +30,7 @@ from . import codec
 from .limits import FdLimitError, raise_nofile
 
 LIMIT_MODES = ("refuse", "close", "silent")
-ANSWERS = ("packet_out", "none")
+ANSWERS = ("packet_out", "none", "lldp")
 _OXM_IN_PORT = struct.pack("!I", codec.OXM_OF_IN_PORT)
 _PO10 = struct.Struct("!BBHIIHHHHHH")         # header, buffer_id, in_port, actions_len, OUTPUT action
 _PO13 = struct.Struct("!BBHIIIH6xHHIH6x")
@@ -41,6 +44,7 @@ class NullControllerProtocol(Protocol):
         self.xid = 0
         self.counted = False
         self.packet_ins = 0
+        self.dpid = None
 
     def connectionMade(self):
         if hasattr(self.transport, "setTcpNoDelay"):
@@ -123,18 +127,46 @@ class NullControllerProtocol(Protocol):
             self.send(codec.FEATURES_REQUEST, b"")
         elif msg.name == "echo_request":
             self.transport.write(codec.encode_echo_reply(self.version, msg.xid, msg.body))
-        elif msg.name == "features_reply" and self.version == codec.OFP13:
-            self.send(codec.msg_type(codec.OFP13, "stats_request"), b"\x00\x0d\x00\x00\x00\x00\x00\x00")
+        elif msg.name == "features_reply":
+            if self.version == codec.OFP13:
+                self.send(codec.msg_type(codec.OFP13, "stats_request"), b"\x00\x0d\x00\x00\x00\x00\x00\x00")
+            if self.factory.lldp:
+                self.dpid = msg.fields["datapath_id"]
+                self.factory.probed.append(self)
+                self.probe()
+
+    def probe(self) -> None:
+        """One LLDP frame naming this switch, flooded out of every port."""
+        flood = codec.OFPP_FLOOD_10 if self.version == codec.OFP10 else codec.OFPP_FLOOD_13
+        controller = 0xFFFD if self.version == codec.OFP10 else 0xFFFFFFFD
+        self.xid = (self.xid + 1) & 0xFFFFFFFF
+        self.transport.write(codec.encode_packet_out(self.version, self.xid, codec.NO_BUFFER, controller, flood,
+                                                     lldp_frame(self.dpid)))
 
     def send(self, type_: int, body: bytes):
         self.xid += 1
         self.transport.write(codec.header(self.version, type_, codec.HEADER_LEN + len(body), self.xid) + body)
 
 
+def lldp_frame(dpid: int) -> bytes:
+    """A minimal LLDP frame: chassis ID (locally assigned: the dpid), port ID, TTL, end."""
+    chassis = b"\x07" + b"dpid:%016x" % dpid
+    port = b"\x07" + b"flood"
+    ttl = struct.pack("!H", 120)
+
+    def tlv(kind: int, value: bytes) -> bytes:
+        return struct.pack("!H", kind << 9 | len(value)) + value
+
+    return (bytes.fromhex("0180c200000e") + codec.port_mac(dpid, 0) + b"\x88\xcc"
+            + tlv(1, chassis) + tlv(2, port) + tlv(3, ttl) + b"\x00\x00")
+
+
 class NullControllerFactory(Factory):
     def __init__(self, versions=(codec.OFP10, codec.OFP13), limit=None, mode="refuse", answer="packet_out"):
         self.versions = tuple(versions)
         self.answer = answer == "packet_out"
+        self.lldp = answer == "lldp"
+        self.probed: list = []
         self.limit = limit
         self.mode = mode
         self.open = 0
@@ -168,6 +200,8 @@ def main(argv=None) -> int:
     parser.add_argument("--answer", choices=ANSWERS, default="packet_out",
                         help="answer each PACKET_IN with a PACKET_OUT (default), or drop it (a sink for the "
                              "emulator's open-loop ceiling)")
+    parser.add_argument("--lldp-period", type=float, default=0.0,
+                        help="with --answer lldp: seconds between LLDP rounds to every switch (0: one round)")
     parser.add_argument("--busy-poll", action="store_true",
                         help="poll instead of sleeping in epoll (spends a core; for the emulator's latency floor)")
     parser.add_argument("--max-files", type=int, default=200000, help="RLIMIT_NOFILE to ask for")
@@ -194,6 +228,14 @@ def main(argv=None) -> int:
         return 3
     print(json.dumps({"event": "listening", "host": args.host, "port": factory.port.getHost().port}),
           flush=True)
+    if args.answer == "lldp" and args.lldp_period > 0:
+        from twisted.internet.task import LoopingCall
+
+        def rounds():
+            for proto in list(factory.probed):
+                if proto.transport is not None and proto.connected:
+                    proto.probe()
+        LoopingCall(rounds).start(args.lldp_period, now=False)
     if args.busy_poll:
         def spin():
             reactor.callLater(0, spin)

@@ -96,7 +96,7 @@ def serve(channel) -> None:  # pragma: no cover - runs in the shard process (int
                 state["fabric"].connect(cmd["host"], cmd["port"], cmd["peers"], cmd.get("ramp_group", 50)).addCallbacks(
                     lambda r: reply({"event": "connected", **r}), lambda f: fail(f.value))
             elif name == "fabric_status":
-                reply({"event": "status", "now_ns": time.monotonic_ns(),
+                reply({"event": "status", "now_ns": time.monotonic_ns(), "pid": os.getpid(),
                        **state["fabric"].fabric.status(cmd.get("before_ns"))})
             elif name == "fabric_change":
                 reply({"event": "changed", "change": state["fabric"].change(cmd["kind"], cmd["dpid"], cmd.get("port"))})

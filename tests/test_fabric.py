@@ -223,3 +223,32 @@ def test_topology_round_trips_through_plain_data():
     again = tp.from_dict(topo.to_dict())
     assert again.to_dict() == topo.to_dict() and again.hosts == topo.hosts
     assert len(topo.directed_links()) == 2 * len(topo.links)
+
+
+def test_null_controller_lldp_probe_crosses_every_link_once_per_direction():
+    from emulator.nullctl import NullControllerFactory
+
+    topo = tp.linear(3)
+    fabric = Fabric(topo, versions=(OFP13,))
+    factory = NullControllerFactory(versions=(OFP13,), answer="lldp")
+    pairs = []
+    for dpid in topo.switches:
+        sw, ctl = fabric.make_protocol(dpid, Clock(), handshake_timeout=0), factory.buildProtocol(None)
+        to_ctl, to_sw = StringTransport(), StringTransport()
+        sw.makeConnection(to_ctl)
+        ctl.makeConnection(to_sw)
+        pairs.append((sw, ctl, to_ctl, to_sw))
+    for _ in range(10):                         # pump both ways until nothing moves
+        moved = False
+        for sw, ctl, to_ctl, to_sw in pairs:
+            for src, dst in ((to_ctl, ctl), (to_sw, sw)):
+                data = src.value()
+                if data:
+                    src.clear()
+                    dst.dataReceived(data)
+                    moved = True
+        if not moved:
+            break
+    assert fabric.discovery_outs == 3 and fabric.relayed == 4 and fabric.not_delivered == 0
+    assert set(fabric.first_in) == {tp.Endpoint(*dst) for _, dst in topo.directed_links()}
+    assert sum(ctl.packet_ins for _, ctl, _, _ in pairs) == 4 + 3      # LLDP back, and each host's ARP

@@ -114,3 +114,15 @@ def test_bad_topology_options_are_named():
     for bit in ("ring: n must be a whole number ≥ 3", "unknown kind 'star'", "kind must be one of ryu, onos, odl",
                 "--discovery-mode must be poll or wait", "--size-family must be one of"):
         assert bit in text, text[-2000:]
+
+
+def test_selfbench_topology_relays_every_link_against_the_lldp_prober(tmp_path):
+    out = tmp_path / "topo.json"
+    r = subprocess.run([sys.executable, "-m", "fixtures.selfbench", "topology", "--topology", "leaf-spine:2x3",
+                        "--shards", "2", "--duration", "1", "--lldp-period", "0.2", "--out", str(out)],
+                       cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    import json
+    (row,) = json.loads(out.read_text())
+    assert row["link_ends_relayed"] == row["link_ends"] == 12 and row["not_delivered"] == 0
+    assert row["relay_rate_per_s"] > 0 and row["relay_latency_median_us"] < 50_000
