@@ -275,6 +275,10 @@ ACTIONS_10 = 0xFFF
 def encode_features_reply(version: int, xid: int, datapath_id: int, n_buffers: int = 256,
                           n_tables: int = 254, ports: Iterable[PortSpec] = ()) -> bytes:
     if version == OFP10:
+        ports = list(ports)
+        if len(ports) > MAX_PORTS_10:
+            raise ValueError(f"switch {datapath_id} has {len(ports)} ports; an OpenFlow 1.0 FEATURES_REPLY holds "
+                             f"at most {MAX_PORTS_10}")
         body = struct.pack("!QIB3xII", datapath_id, n_buffers, n_tables, FEATURES_CAPABILITIES, ACTIONS_10)
         body += b"".join(encode_port(version, p) for p in ports)
     else:
@@ -300,9 +304,17 @@ def encode_desc_reply(version: int, xid: int, mfr: str, hw: str, sw: str, serial
     return _stats_reply(version, xid, MP_DESC, body)
 
 
+PORTS_PER_PORT_DESC = (MAX_MESSAGE_LEN - HEADER_LEN - 8) // 64     # 1023 ofp_port of 64 bytes
+MAX_PORTS_10 = (MAX_MESSAGE_LEN - 32) // 48                          # FEATURES_REPLY of 1.0: 1364 ports
+
+
 def encode_port_desc_reply(xid: int, ports: Iterable[PortSpec]) -> bytes:
-    """OpenFlow 1.3 MULTIPART PORT_DESC reply (1.0 carries ports in FEATURES_REPLY)."""
-    return _stats_reply(OFP13, xid, MP_PORT_DESC, b"".join(encode_port(OFP13, p) for p in ports))
+    """OpenFlow 1.3 MULTIPART PORT_DESC reply (1.0 carries ports in FEATURES_REPLY).  More ports
+    than one message holds go in several replies, all but the last flagged REPLY_MORE."""
+    ports = list(ports)
+    chunks = [ports[i:i + PORTS_PER_PORT_DESC] for i in range(0, len(ports), PORTS_PER_PORT_DESC)] or [[]]
+    return b"".join(_stats_reply(OFP13, xid, MP_PORT_DESC, b"".join(encode_port(OFP13, p) for p in chunk),
+                                 more=i < len(chunks) - 1) for i, chunk in enumerate(chunks))
 
 
 def encode_empty_stats_reply(version: int, xid: int, stats_type: int) -> bytes:

@@ -241,3 +241,18 @@ def test_ryu_parses_port_status_link_down(version):
     assert msg.reason == codec.OFPPR_MODIFY
     assert msg.desc.port_no == 3 and msg.desc.state == codec.OFPPS_LINK_DOWN
     assert msg.desc.hw_addr == "02:00:00:09:00:03"
+
+
+def test_port_desc_reply_splits_past_one_message_and_ryu_reads_every_part():
+    ports = [codec.port_spec(7, n) for n in range(1, 2501)]
+    data = codec.encode_port_desc_reply(9, ports)
+    frames, rest = codec.split_frames(data)
+    assert rest == b"" and len(frames) == 3
+    parsed = [ryu_parse(f) for f in frames]
+    assert [m.flags for m in parsed] == [1, 1, 0]                    # OFPMPF_REPLY_MORE on all but the last
+    assert [p.port_no for m in parsed for p in m.body] == list(range(1, 2501))
+
+
+def test_features_reply_10_refuses_more_ports_than_it_holds():
+    with pytest.raises(ValueError, match="holds at most 1364"):
+        codec.encode_features_reply(OFP10, 1, 5, ports=[codec.port_spec(5, n) for n in range(1, 1366)])
