@@ -4,7 +4,7 @@ A discovery frame (LLDP or BDDP) that the controller sends out of a linked port 
 in a PACKET_OUT, arrives at the linked port q of switch B as a PACKET_IN (unbuffered, the
 whole frame, unmodified, reason NO_MATCH), as a real switch with a table-miss entry would
 report it.  B may live in this process or in another shard: ``remote_send`` carries the frame
-there (see :mod:`emulator.shard`, a UDP datagram on loopback) and that shard's fabric
+there (see :mod:`emulator.fabric_net`, a record over TCP on loopback) and that shard's fabric
 :meth:`Fabric.deliver`s it.
 
 The fabric records what RFC 8456 needs:
@@ -97,6 +97,7 @@ class Fabric(SessionListener):
         self.relay_latency_ns = array("q")
         self.relayed = 0            # PACKET_INs written at a linked port of this process
         self.sent_remote = 0        # frames handed to another shard
+        self.received_remote = 0    # frames another shard handed here
         self.not_delivered = 0      # the peer switch has no ready session, or the link is down
         self.discovery_outs = 0     # discovery PACKET_OUTs read
         self.other_outs = 0         # PACKET_OUTs with other frames (not forwarded yet)
@@ -228,6 +229,7 @@ class Fabric(SessionListener):
 
     def deliver_remote(self, datagram: bytes) -> bool:
         """A frame another shard relayed here (:data:`REMOTE_HEAD` + frame)."""
+        self.received_remote += 1
         dpid, port, t_out = REMOTE_HEAD.unpack_from(datagram)
         return self.deliver(Endpoint(dpid, port), datagram[REMOTE_HEAD.size:], t_out)
 
@@ -311,7 +313,7 @@ class Fabric(SessionListener):
                 "t_first_discovery_out": self.t_first_discovery_out, "t_last_relayed_in": self.t_last_relayed_in,
                 "last_relay_before": self.last_relay_before(before_ns) if before_ns is not None else None,
                 "first_in": [[e.dpid, e.port, t] for e, t in self.first_in.items()],
-                "relayed": self.relayed, "sent_remote": self.sent_remote, "not_delivered": self.not_delivered,
+                "relayed": self.relayed, "sent_remote": self.sent_remote, "received_remote": self.received_remote, "not_delivered": self.not_delivered,
                 "discovery_outs": self.discovery_outs, "other_outs": self.other_outs,
                 "buffered_outs": self.buffered_outs, "hosts_announced": self.hosts_announced,
                 "relay_latency_ns": self.relay_latency_ns.tobytes(), "change": ch}

@@ -1,5 +1,6 @@
 """One shard's part of a topology, on a real reactor: its switches connected to the controller and
-a UDP socket on loopback through which frames cross to the switches of other shards.
+a TCP listener on loopback through which frames cross to the switches of other shards (one
+connection per pair of shards, length-prefixed records; TCP so that a burst is never dropped).
 
 :mod:`emulator.shard` drives this from the caller's commands; :class:`~emulator.fabric.Fabric`
 holds the logic (and is unit-tested without sockets).
@@ -10,7 +11,8 @@ from __future__ import annotations
 from typing import Optional
 
 from twisted.internet import defer
-from twisted.internet.protocol import ClientFactory, DatagramProtocol
+from twisted.internet.protocol import ClientFactory, Factory
+from twisted.protocols.basic import Int32StringReceiver
 
 from . import topology as tp
 from .fabric import REMOTE_HEAD, Fabric
@@ -18,13 +20,31 @@ from .protocol import SessionListener
 from .topology import Endpoint
 
 
-class _Relay(DatagramProtocol):
+class _Relay(Int32StringReceiver):
+    """One shard-to-shard connection: each record is :data:`REMOTE_HEAD` + frame."""
+    MAX_LENGTH = 1 << 20
+
     def __init__(self, fabric: Fabric):
         self.fabric = fabric
 
-    def datagramReceived(self, datagram, addr):
-        if len(datagram) >= REMOTE_HEAD.size:
-            self.fabric.deliver_remote(datagram)
+    def connectionMade(self):
+        if hasattr(self.transport, "setTcpNoDelay"):
+            self.transport.setTcpNoDelay(True)
+
+    def stringReceived(self, record):
+        if len(record) >= REMOTE_HEAD.size:
+            self.fabric.deliver_remote(record)
+
+
+class _RelayFactory(Factory):
+    def __init__(self, fabric: Fabric):
+        self.fabric = fabric
+        self.protocols: list = []
+
+    def buildProtocol(self, addr):
+        p = _Relay(self.fabric)
+        self.protocols.append(p)
+        return p
 
 
 class _Waiter(SessionListener):
@@ -68,20 +88,51 @@ class FabricNet:
         self.fabric = Fabric(self.topology, versions, owned=self.owned, remote_send=self._send_remote,
                              listener=self.waiter, clock=reactor, host_delay=host_delay, host_refresh=host_refresh)
         self.fabric.prepare_hosts()
-        self.peers: dict = {}          # dpid -> (host, udp port) of the shard that owns it
-        self.udp = reactor.listenUDP(0, _Relay(self.fabric), interface=source)
+        self.peers: dict = {}          # dpid -> (host, port) of the shard that owns it
+        self.relay_factory = _RelayFactory(self.fabric)
+        self.listener = reactor.listenTCP(0, self.relay_factory, interface=source)
+        self.out: dict = {}            # (host, port) -> connected _Relay, or a list of records waiting for it
         self.switches: list = []
 
     @property
-    def udp_address(self) -> tuple:
-        return self.source, self.udp.getHost().port
+    def relay_address(self) -> tuple:
+        return self.source, self.listener.getHost().port
 
     def _send_remote(self, ep: Endpoint, data: bytes, t_out: int) -> None:
         addr = self.peers.get(ep.dpid)
         if addr is None:
             self.fabric.not_delivered += 1
             return
-        self.udp.write(REMOTE_HEAD.pack(ep.dpid, ep.port, t_out) + data, addr)
+        record = REMOTE_HEAD.pack(ep.dpid, ep.port, t_out) + data
+        link = self.out.get(addr)
+        if isinstance(link, _Relay):
+            link.sendString(record)
+        elif link is not None:
+            link.append(record)        # the connection to that shard is still being made
+        else:
+            self.out[addr] = [record]
+            self._dial(addr)
+
+    def _dial(self, addr: tuple) -> None:
+        net = self
+
+        class Dial(ClientFactory):
+            def buildProtocol(self, a):
+                p = _Relay(net.fabric)
+                waiting = net.out.get(addr)
+                net.out[addr] = p
+
+                def flush():
+                    for record in waiting if isinstance(waiting, list) else ():
+                        p.sendString(record)
+                net.reactor.callLater(0, flush)
+                return p
+
+            def clientConnectionFailed(self, connector, reason):
+                lost = net.out.pop(addr, [])
+                net.fabric.not_delivered += len(lost) if isinstance(lost, list) else 0
+
+        self.reactor.connectTCP(addr[0], addr[1], Dial(), timeout=5)
 
     def connect(self, host: str, port: int, peers: dict, ramp_group: int = 50, ramp_delay: float = 0.01):
         """Connect the owned switches (``ramp_group`` at a time); fires with connected/failures."""
@@ -126,4 +177,7 @@ class FabricNet:
         for p in self.switches:
             if p.transport is not None and not p.closed:
                 p.transport.abortConnection()
-        self.udp.stopListening()
+        for link in list(self.out.values()) + self.relay_factory.protocols:
+            if isinstance(link, _Relay) and link.transport is not None:
+                link.transport.loseConnection()
+        self.listener.stopListening()

@@ -9,7 +9,7 @@ answers are plain dicts over the channel:
 * ``learn``    : each switch announces its destination host (gratuitous ARP)
 * ``trial``    : one :class:`~emulator.traffic.Traffic` trial starting at a shared
   monotonic instant; answer its counters, latencies as bytes of int64 ns
-* ``fabric_init``: this shard's switches of a topology and its UDP relay socket; answer its address
+* ``fabric_init``: this shard's switches of a topology and its relay listener (TCP); answer its address
 * ``fabric_connect``: connect them, with every other shard's relay address; answer ``connected``
 * ``fabric_status``: the fabric's counters and instants (:meth:`emulator.fabric.Fabric.status`)
 * ``fabric_change``: link down / link up / switch down (every shard applies it to its own ends)
@@ -91,7 +91,7 @@ def serve(channel) -> None:  # pragma: no cover - runs in the shard process (int
                                             host_refresh=cmd.get("host_refresh", 5.0),
                                             host_delay=cmd.get("host_delay", 1.0),
                                             handshake_timeout=cmd.get("handshake_timeout", 10.0))
-                reply({"event": "fabric_ready", "udp": list(state["fabric"].udp_address)})
+                reply({"event": "fabric_ready", "relay": list(state["fabric"].relay_address)})
             elif name == "fabric_connect":
                 state["fabric"].connect(cmd["host"], cmd["port"], cmd["peers"], cmd.get("ramp_group", 50)).addCallbacks(
                     lambda r: reply({"event": "connected", **r}), lambda f: fail(f.value))
