@@ -57,7 +57,7 @@ class FakeNb:
 def status(topo, tm1, first_in_at, **extra):
     base = {"t_first_discovery_out": tm1, "first_in": {dst: first_in_at(dst) for _, dst in topo.directed_links()},
             "relay_latency_ns": array("q", [50_000, 70_000]), "discovery_outs": 10, "relayed": 8, "not_delivered": 0,
-            "hosts_announced": 3, "change": None}
+            "hosts_announced": 3, "change": None, "ready": len(topo.switches)}
     base.update(extra)
     return base
 
@@ -102,6 +102,13 @@ def test_wait_mode_queries_once_after_td():
     nb = FakeNb(clock, [EMPTY])
     with pytest.raises(TrialFailed, match="the single query after Td"):
         d.discovery_trial(em, nb, TOPO, ("h", 1), d.DiscoveryParams(mode="wait", wait=10), clock.now, clock.sleep)
+
+
+def test_sessions_lost_during_discovery_fail_the_trial():
+    clock = Clock()
+    em = FakeEm(clock, status(TOPO, clock.now(), lambda e: clock.now() + 1, ready=2))
+    with pytest.raises(TrialFailed, match="1 of 3 switch sessions closed during the trial"):
+        d.discovery_trial(em, FakeNb(clock, [FULL]), TOPO, ("h", 1), d.DiscoveryParams(), clock.now, clock.sleep)
 
 
 def test_matching_without_any_lldp_seen_is_not_a_result():
