@@ -105,8 +105,8 @@ def pytest_addoption(parser):
     t.addoption("--size-max", type=int, default=256,
                 help="§5.2.2: the largest topology tried (a controller that discovers it reports a lower bound)")
     t.addoption("--size-poll", type=float, default=30.0,
-                help="§5.2.2: t, seconds between topology queries (the RFC recommends 30; shorter is quicker but gives
-                     a slow controller less time before three identical answers end a trial)")
+                help="§5.2.2: t, seconds between topology queries (the RFC recommends 30; shorter is quicker but "
+                     "gives a slow controller less time before three identical answers end a trial)")
     t.addoption("--host-refresh", type=float, default=5.0,
                 help="seconds between the emulated hosts' gratuitous ARPs (0: announce once)")
     t.addoption("--ryu-lldp-period", type=float, default=None,
