@@ -15,7 +15,9 @@ The fabric records what RFC 8456 needs:
 * §5.1.8: a change (link down or up, switch down) at a recorded instant: PORT_STATUS from the
   ends this process owns, or the closing of a switch's session.  Tcn is the first
   notification written; afterwards the first message of any kind from the controller, the
-  first discovery PACKET_OUT (Tcd), and the first one out of a port the change touched.
+  first discovery PACKET_OUT (Tcd), and the first one to a switch the change touched (an end of
+  the link, or a neighbour of the failed switch): the ports that changed are down, so a
+  controller re-probing after the change does it from those switches' other ports.
 
 Hosts announce themselves with a gratuitous ARP PACKET_IN at their edge port, once the
 controller has shown it handles the switch (its first PACKET_OUT there) or ``host_delay``
@@ -192,8 +194,7 @@ class Fabric(SessionListener):
         if ch is not None:
             if ch["t_first_discovery_out"] is None:
                 ch["t_first_discovery_out"] = t
-            if ch["t_first_discovery_out_affected"] is None and any(
-                    Endpoint(dpid, p) in ch["affected"] for p in egress):
+            if ch["t_first_discovery_out_affected"] is None and dpid in ch["affected_switches"]:
                 ch["t_first_discovery_out_affected"] = t
         for port in egress:
             peer = self.topology.peer(dpid, port)
@@ -244,7 +245,8 @@ class Fabric(SessionListener):
         return peer is not None and frozenset((ep, peer)) in self.down_links
 
     def _begin_change(self, kind: str, what: str, affected: set) -> dict:
-        self.change = {"kind": kind, "what": what, "affected": affected, "t_change": self.now_ns(),
+        self.change = {"kind": kind, "what": what, "affected": affected,
+                       "affected_switches": {e.dpid for e in affected}, "t_change": self.now_ns(),
                        "t_first_notice": None, "notices": 0, "t_first_message": None, "first_message": None,
                        "t_first_discovery_out": None, "t_first_discovery_out_affected": None}
         return self.change
@@ -307,7 +309,7 @@ class Fabric(SessionListener):
         """Counters and instants as plain data (for the shard channel)."""
         ch = None
         if self.change is not None:
-            ch = {k: v for k, v in self.change.items() if k != "affected"}
+            ch = {k: v for k, v in self.change.items() if k not in ("affected", "affected_switches")}
             ch["affected"] = [[e.dpid, e.port] for e in sorted(self.change["affected"], key=lambda e: (e.dpid, e.port))]
         return {"ready": len(self.sessions), "owned": len(self.owned),
                 "t_first_discovery_out": self.t_first_discovery_out, "t_last_relayed_in": self.t_last_relayed_in,

@@ -139,7 +139,7 @@ def test_change_detection_times_the_first_lldp_after_the_first_notice():
     assert em.changes[0][:3] == ("link_down", 1, 1)
     assert r["tdt_ms"] == pytest.approx(2.98) and r["notices"] == 2 and r["event"] == "link down"
     assert 250 <= r["northbound_reflects_ms"] <= 400
-    assert r["rediscovery_on_affected_port_ms"] is None
+    assert r["rediscovery_at_touched_switch_ms"] is None
 
 
 def test_change_with_no_rediscovery_within_td_fails_the_trial():
