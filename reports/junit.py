@@ -39,7 +39,7 @@ def benchmark_properties(bench: dict) -> dict:
 def render_junit(data: dict) -> str:
     suites = []
     for bench in data.get("benchmarks", []):
-        name = bench["benchmark"]
+        name = bench["benchmark"] + (f"[{bench['variant']}]" if bench.get("variant") else "")
         summary = bench.get("summary") or {}
         case = TestCase(name, classname=f"bmwg_sdn.rfc8456.s{bench.get('rfc_section', '')}",
                         elapsed_sec=bench.get("duration_s"),

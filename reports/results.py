@@ -85,8 +85,13 @@ def ok_values(bench: dict) -> list:
     return [t["value"] for t in bench.get("trials", []) if t.get("ok") and t.get("value") is not None]
 
 
-def find_benchmark(data: dict, name: str) -> dict | None:
-    for bench in data.get("benchmarks", []):
-        if bench.get("benchmark") == name:
-            return bench
-    return None
+def find_benchmark(data: dict, name: str, variant: str | None = None) -> dict | None:
+    """The benchmark ``name``; with ``variant`` (a series point, a change event), that entry, else
+    the only entry of that name when there is just one."""
+    same = [b for b in data.get("benchmarks", []) if b.get("benchmark") == name]
+    if variant is not None:
+        exact = [b for b in same if b.get("variant") == variant]
+        if exact:
+            return exact[0]
+        return same[0] if len(same) == 1 and not same[0].get("variant") else None
+    return same[0] if same else None

@@ -119,7 +119,8 @@ def render_series(benchmarks: list) -> list:
 
 def render_benchmark(bench: dict) -> list:
     unit = bench.get("unit", "")
-    lines = [f"## {bench.get('title', bench['benchmark'])} — RFC 8456 §{bench.get('rfc_section', '?')}", ""]
+    variant = f" ({bench['variant']})" if bench.get("variant") else ""
+    lines = [f"## {bench.get('title', bench['benchmark'])}{variant} — RFC 8456 §{bench.get('rfc_section', '?')}", ""]
     if bench.get("definition"):
         lines += [f"**Definition.** {bench['definition']}", ""]
     if bench.get("measurement_point"):

@@ -9,15 +9,16 @@ def headline_lines(data: dict) -> list[str]:
 
 def headline(bench: dict) -> str:
     """The figures, verdict and notes of one benchmark, as the terminal and JUnit show them."""
+    name = bench["benchmark"] + (f"[{bench['variant']}]" if bench.get("variant") else "")
     s = bench.get("summary") or {}
     unit = bench.get("unit", "")
     trials = bench.get("trials", [])
     failed = sum(1 for t in trials if not t.get("ok"))
     if (bench.get("outcome") or {}).get("status") == "skipped":
-        return f"{bench['benchmark']}: skipped — {bench['outcome'].get('reason', '')}"
+        return f"{name}: skipped — {bench['outcome'].get('reason', '')}"
     if not s.get("n"):
-        return f"{bench['benchmark']}: no successful trial ({failed} failed)"
-    text = (f"{bench['benchmark']} (RFC 8456 §{bench.get('rfc_section')}): mean {s['mean']:.6g} {unit}, "
+        return f"{name}: no successful trial ({failed} failed)"
+    text = (f"{name} (RFC 8456 §{bench.get('rfc_section')}): mean {s['mean']:.6g} {unit}, "
             f"variance {_g(s.get('variance'))}, n = {s['n']}")
     if failed:
         text += f", {failed} failed trial(s)"

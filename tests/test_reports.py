@@ -157,3 +157,22 @@ def test_topology_benchmarks_fill_the_northbound_and_rediscovery_rows(tmp_path):
     text = render_markdown(data)
     assert "Northbound protocols and versions | Ryu rest_topology /v1.0 (HTTP, JSON) |" in text
     assert "Topology rediscovery timeout | LLDP re-sent every 0.9 s per port (topology benchmarks) |" in text
+
+
+def test_a_series_point_is_named_in_junit_headline_and_report(tmp_path):
+    data = load_results(sample_results(tmp_path).path)
+    data["benchmarks"][0]["variant"] = "leaf-spine-2x2"
+    assert 'name="test_control_session_capacity[leaf-spine-2x2]"' in render_junit(data)
+    assert "## Control Sessions Capacity (leaf-spine-2x2) — RFC 8456 §5.2.1" in render_markdown(data)
+    from reports.summary import headline
+    assert headline(data["benchmarks"][0]).startswith("test_control_session_capacity[leaf-spine-2x2] (RFC 8456")
+
+
+def test_baseline_lookup_matches_the_series_point():
+    from reports.results import find_benchmark
+    data = {"benchmarks": [{"benchmark": "b", "variant": "4sw", "x": 1}, {"benchmark": "b", "variant": "16sw", "x": 2},
+                           {"benchmark": "c", "x": 3}]}
+    assert find_benchmark(data, "b", "16sw")["x"] == 2
+    assert find_benchmark(data, "b", "64sw") is None           # no point to compare with: no baseline
+    assert find_benchmark(data, "c", "anything")["x"] == 3     # an older run without variants
+    assert find_benchmark(data, "b")["x"] == 1
