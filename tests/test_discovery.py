@@ -218,3 +218,16 @@ def test_merge_status_takes_first_and_last_instants_across_shards():
     m = d.merge_status([a, b])
     assert m["t_first_discovery_out"] == 40 and m["t_last_relayed_in"] == 95 and m["last_relay_before"] == 80
     assert m["first_in"] == {(1, 1): 60, (2, 1): 70} and list(m["relay_latency_ns"]) == [5, 7] and m["ready"] == 4
+
+
+def test_a_northbound_that_fails_at_a_size_counts_as_not_discovered():
+    from fixtures.northbound import NorthboundError
+
+    class Failing:
+        def topology(self):
+            raise NorthboundError("ryu northbound at http://x: GET /v1.0/topology/switches failed: timed out")
+
+    clock = Clock()
+    em = FakeEm(clock, status(TOPO, 1, lambda e: 2))
+    r = d.size_trial(em, Failing(), TOPO, ("h", 1), d.DiscoveryParams(size_poll=1), clock.now, clock.sleep)
+    assert r["matched"] is False and "timed out" in r["why"] and em.withdrawn == 1
