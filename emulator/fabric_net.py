@@ -134,14 +134,19 @@ class FabricNet:
 
         self.reactor.connectTCP(addr[0], addr[1], Dial(), timeout=5)
 
-    def connect(self, host: str, port: int, peers: dict, ramp_group: int = 50, ramp_delay: float = 0.01):
-        """Connect the owned switches (``ramp_group`` at a time); fires with connected/failures."""
+    def connect(self, host: str, port: int, peers: dict, ramp_group: int = 25, ramp_delay: float = 0.05,
+                retries: int = 3, retry_delay: float = 1.0):
+        """Connect the owned switches (``ramp_group`` every ``ramp_delay`` s); fires with
+        connected/failures.  A switch whose TCP connect fails tries again after ``retry_delay`` s, up to
+        ``retries`` times, as a real switch keeps reconnecting to its controller."""
         self.peers = {int(k): tuple(v) for k, v in peers.items()}
+        self.connect_retries = 0
         net = self
 
         class Factory(ClientFactory):
             def __init__(self, dpid):
                 self.dpid = dpid
+                self.attempts = 1
 
             def buildProtocol(self, addr):
                 p = net.fabric.make_protocol(self.dpid, net.reactor, handshake_timeout=net.handshake_timeout)
@@ -149,6 +154,11 @@ class FabricNet:
                 return p
 
             def clientConnectionFailed(self, connector, reason):
+                if self.attempts <= retries:
+                    self.attempts += 1
+                    net.connect_retries += 1
+                    net.reactor.callLater(retry_delay, connector.connect)
+                    return
                 net.waiter.fail("connect failed: " + reason.getErrorMessage())
 
         def group(start: int):

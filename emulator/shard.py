@@ -93,8 +93,11 @@ def serve(channel) -> None:  # pragma: no cover - runs in the shard process (int
                                             handshake_timeout=cmd.get("handshake_timeout", 10.0))
                 reply({"event": "fabric_ready", "relay": list(state["fabric"].relay_address)})
             elif name == "fabric_connect":
-                state["fabric"].connect(cmd["host"], cmd["port"], cmd["peers"], cmd.get("ramp_group", 50)).addCallbacks(
-                    lambda r: reply({"event": "connected", **r}), lambda f: fail(f.value))
+                net = state["fabric"]
+                net.connect(cmd["host"], cmd["port"], cmd["peers"], cmd.get("ramp_group", 25),
+                            cmd.get("ramp_delay", 0.05)).addCallbacks(
+                    lambda r: reply({"event": "connected", "retries": net.connect_retries, **r}),
+                    lambda f: fail(f.value))
             elif name == "fabric_status":
                 reply({"event": "status", "now_ns": time.monotonic_ns(), "pid": os.getpid(),
                        **state["fabric"].fabric.status(cmd.get("before_ns"))})
