@@ -44,7 +44,7 @@ def test_ryu_discovers_the_emulated_leaf_spine(ryu, shards):
     try:
         em.deploy(topo, ryu.address)
         view = wait_match(ryu.northbound(), deployed_view(topo))
-        assert view.counts() == {"nodes": 5, "links": 6, "hosts": 3}
+        assert view.counts() == {"nodes": 5, "links": 6, "directed_links": 12, "hosts": 3}
         st = em.status()
         assert st["t_first_discovery_out"] is not None and st["relayed"] >= 12
         if shards == 2:

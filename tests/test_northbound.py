@@ -23,7 +23,7 @@ def test_ryu_recorded_responses_match_the_deployed_topology():
     # Recorded from Ryu 4.34 (--observe-links ryu.app.rest_topology) discovering the emulator's linear:3.
     view = nb.RyuNorthbound("http://x").parse(*(load(f"ryu-linear3-{n}.json") for n in ("switches", "links", "hosts")))
     assert view == LINEAR3
-    assert view.counts() == {"nodes": 3, "links": 2, "hosts": 3}
+    assert view.counts() == {"nodes": 3, "links": 2, "directed_links": 4, "hosts": 3}
 
 
 def test_onos_shapes_parse_and_ignore_inactive_and_non_openflow_parts():
