@@ -2,10 +2,9 @@
 
 import pytest
 
-from emulator import codec
 from emulator import topology as tp
 from emulator.shard import ShardError
-from fixtures.discovery import size_search, size_trial
+from fixtures.discovery import run_parameters, size_search, size_trial
 from fixtures.harness import TrialFailed, TrialOutcome
 
 DEFINITION = (
@@ -27,12 +26,11 @@ def test_network_discovery_size(benchmark_run, topology_emulator, discovery_cont
         benchmark="test_network_discovery_size", title="Network Discovery Size", rfc_section="5.2.2",
         unit="nodes", symbol="Ns", definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
         higher_is_better=True,
-        parameters={"openflow": codec.VERSION_NAMES[controller.openflow], "topology_family": p.size_family,
+        parameters={**run_parameters(controller), "topology_family": p.size_family,
                     "start_nodes": p.size_start, "max_nodes": p.size_max, "query_interval_s": p.size_poll,
+                    "timeout_s": p.timeout,
                     "compared": list(p.parts), "identical_answers_end_trial": p.identical,
-                    "search_method": "coarse doubling, bisection, ±1-node confirmation (RFC 8456 A.5.2)",
-                    "northbound": controller.northbound().protocol,
-                    "controller_rediscovery": controller.info().get("lldp_period_s", "controller's own setting")})
+                    "search_method": "coarse doubling, bisection, ±1-node confirmation (RFC 8456 A.5.2)"})
     run.entry["trial_columns"] = [("links", "Links at Ns"), ("hosts", "Hosts at Ns"), ("steps", "Sizes tried"),
                                   ("first_failure", "Smallest failing size")]
     run.store.save()

@@ -2,9 +2,8 @@
 
 import pytest
 
-from emulator import codec
 from emulator.shard import ShardError
-from fixtures.discovery import change_trial
+from fixtures.discovery import change_trial, run_parameters
 from fixtures.harness import TrialFailed, TrialOutcome
 
 DEFINITION = (
@@ -37,12 +36,9 @@ def test_network_topology_change_detection_time(benchmark_run, topology_emulator
         benchmark="test_network_topology_change_detection_time", title="Network Topology Change Detection Time",
         rfc_section="5.1.8", unit="ms", symbol="TDT", definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
         higher_is_better=False,
-        parameters={"openflow": codec.VERSION_NAMES[controller.openflow], **topo.summary(),
-                    "number_of_nodes": len(topo.switches), "number_of_links": len(topo.links),
+        parameters={**run_parameters(controller, topo),
                     "change": "a link goes down" if change_event == "link" else "a switch fails",
-                    "td_s": p.change_td, "northbound_poll_s": p.change_poll, "settle_s": p.settle,
-                    "northbound": controller.northbound().protocol,
-                    "controller_rediscovery": controller.info().get("lldp_period_s", "controller's own setting")})
+                    "td_s": p.change_td, "northbound_poll_s": p.change_poll, "settle_s": p.settle})
     run.entry["series_x"] = {"name": "number of nodes", "value": len(topo.switches)}
     run.entry["trial_columns"] = [("event", "Change"), ("target", "Target"), ("notices", "Notifications"),
                                   ("rediscovery_at_touched_switch_ms", "LLDP to a touched switch (ms, extra)"),

@@ -2,9 +2,8 @@
 
 import pytest
 
-from emulator import codec
 from emulator.shard import ShardError
-from fixtures.discovery import discovery_trial
+from fixtures.discovery import discovery_trial, run_parameters
 from fixtures.harness import TrialFailed, TrialOutcome
 
 DEFINITION = (
@@ -28,14 +27,11 @@ def test_network_topology_discovery_time(benchmark_run, topology_emulator, disco
         benchmark="test_network_topology_discovery_time", title="Network Topology Discovery Time",
         rfc_section="5.1.1", unit="ms", symbol="DT", definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
         higher_is_better=False,
-        parameters={"openflow": codec.VERSION_NAMES[controller.openflow], **topo.summary(),
-                    "number_of_nodes": len(topo.switches), "number_of_links": len(topo.links),
+        parameters={**run_parameters(controller, topo),
                     "query_mode": f"poll every {p.poll_interval:g} s" if p.mode == "poll"
                     else f"wait Td = {p.wait:g} s, then one query",
                     "compared": list(p.parts), "identical_answers_end_trial": p.identical,
-                    "timeout_s": p.timeout, "emulator_shards": p.shards, "host_refresh_s": p.host_refresh,
-                    "northbound": controller.northbound().protocol,
-                    "controller_rediscovery": controller.info().get("lldp_period_s", "controller's own setting")})
+                    "timeout_s": p.timeout, "emulator_shards": p.shards, "host_refresh_s": p.host_refresh})
     run.entry["series_x"] = {"name": "number of nodes", "value": len(topo.switches)}
     run.entry["trial_columns"] = [("nodes", "Nodes"), ("links", "Links"), ("hosts", "Hosts"),
                                   ("queries", "Queries"), ("nb_match_after_tm1_ms", "NB match after Tm1 (ms, extra)"),
