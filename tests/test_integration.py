@@ -181,7 +181,10 @@ def test_ctrl_c_keeps_completed_trials_and_leaves_no_process(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "suites", "-k",
                              "control_session_capacity", "--controller", "null", "--repetitions", "50",
                              "--max-sessions", "20", "--hold-time", "0.5", "--report-dir", str(report)],
-                            cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            # A shell without job control starts background jobs with SIGINT ignored, and
+                            # Python keeps an inherited SIG_IGN: give the run the default disposition.
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     results = report / "results.json"
     deadline = time.monotonic() + 120
     children = []
