@@ -22,7 +22,13 @@ The fabric records what RFC 8456 needs:
 Hosts announce themselves with a gratuitous ARP PACKET_IN at their edge port, once the
 controller has shown it handles the switch (its first PACKET_OUT there) or ``host_delay``
 seconds after the handshake, whichever is first, and again every ``host_refresh`` seconds.
-Other frames (the data plane) are not forwarded here.
+With ``data_plane=True`` every switch has flow tables (:mod:`emulator.flowtable`): FLOW_MODs are
+applied (errors answered as OpenFlow says), flow statistics answered, timeouts expired with
+FLOW_REMOVED, and every frame, discovery ones included, moves by the tables: a frame arriving
+at a port runs through its switch's pipeline and leaves by the ports its actions name, onto the
+linked switch (hop by hop, across shards too) or to the host at an edge port, or up to the
+controller as a PACKET_IN.  Without it, discovery frames are relayed straight to a PACKET_IN at
+the peer (a switch whose table-miss sends to the controller) and other frames are not forwarded.
 """
 
 from __future__ import annotations
@@ -34,6 +40,9 @@ from array import array
 from typing import Callable, Optional
 
 from . import codec
+from . import flowcodec as fc
+from . import flowtable as ftab
+from .flowtable import FlowModFailed, Pipeline
 from .frames import garp_frame
 from .protocol import SessionListener, SwitchProtocol, SwitchSpec
 from .topology import Endpoint, Topology
@@ -44,6 +53,12 @@ CONTROL_CHATTER = ("echo_request", "echo_reply")   # not a reaction to a change
 
 # A frame crossing to another shard: destination dpid, port, the PACKET_OUT's read instant (ns).
 REMOTE_HEAD = struct.Struct("!QIq")
+
+# A frame that loops (FLOOD on a topology with cycles, or tables that send it round) stops after
+# this many hops, and one arriving frame makes at most this many copies: a bounded storm.
+MAX_HOPS = 32
+MAX_COPIES = 4096
+EXPIRE_PERIOD = 1.0         # seconds between flow timeout sweeps
 
 
 def ethertype(frame: bytes) -> Optional[int]:
@@ -63,14 +78,52 @@ class FabricSwitch(SwitchProtocol):
         super().__init__(spec, clock, listener=fabric, **kwargs)
         self.fabric = fabric
         self.hosts_announced = False
+        self.pipeline: Optional[Pipeline] = None      # made at the handshake, once the version is known
+        self._frame = b""
 
     def _handle(self, msg, frame: bytes, t: int) -> None:
         if self.ready:
             self.fabric.controller_message(self, msg.name, t)
+        self._frame = frame
         super()._handle(msg, frame, t)
 
     def _on_packet_out(self, msg, t: int) -> None:
         self.fabric.packet_out(self, msg.fields, t)
+
+    def _on_flow_mod(self, msg, t: int) -> None:
+        if self.pipeline is None:
+            return                                     # no data plane: accepted silently
+        try:
+            fm = fc.decode_flow_mod(self._frame)
+        except fc.FlowModError:
+            self._send_error(msg, codec.OFPET_BAD_REQUEST, codec.OFPBRC_BAD_LEN, self._frame[:64])
+            return
+        try:
+            self.pipeline.flow_mod(fm, t)
+        except FlowModFailed as exc:
+            v = self.version
+            code = {"TABLE_FULL": ftab.FMF_TABLE_FULL, "OVERLAP": ftab.FMF_OVERLAP,
+                    "BAD_TABLE_ID": ftab.FMF_BAD_TABLE_ID, "BAD_COMMAND": ftab.FMF_BAD_COMMAND}[exc.code][v]
+            self.fabric.flow_mods_failed += 1
+            self._send_error(msg, ftab.OFPET_FLOW_MOD_FAILED[v], code, self._frame[:64])
+            return
+        self.fabric.flow_mod_applied(self, fm, t)
+
+    def _on_stats_request(self, msg, t) -> None:
+        if self.pipeline is None or msg.fields["stats_type"] != codec.MP_FLOW:
+            super()._on_stats_request(msg, t)
+            return
+        try:
+            want = fc.decode_flow_stats_request(self._frame)
+        except (fc.FlowModError, struct.error):
+            self._send_error(msg, codec.OFPET_BAD_REQUEST, codec.OFPBRC_BAD_LEN, self._frame[:64])
+            return
+        entries = [e for tid in sorted(self.pipeline.tables)
+                   if want["table_id"] in (fc.OFPTT_ALL, tid)
+                   for e in self.pipeline.tables[tid].select({**want, "priority": 0}, strict=False)]
+        records = fc.encode_flow_stats(self.version, entries, self.now_ns())
+        for reply in fc.encode_flow_stats_replies(self.version, msg.xid, records):
+            self.send(reply, "stats_reply", msg.xid)
 
 
 class Fabric(SessionListener):
@@ -80,7 +133,9 @@ class Fabric(SessionListener):
     def __init__(self, topology: Topology, versions=(codec.OFP13,), now_ns: Callable[[], int] = time.monotonic_ns,
                  listener: Optional[SessionListener] = None, owned=None,
                  remote_send: Optional[Callable[[Endpoint, bytes, int], None]] = None,
-                 clock=None, host_delay: float = 1.0, host_refresh: float = 0.0):
+                 clock=None, host_delay: float = 1.0, host_refresh: float = 0.0, data_plane: bool = False,
+                 table_miss: str = "controller", table_capacity: Optional[int] = None,
+                 host_receive: Optional[Callable[[object, bytes, int], None]] = None):
         self.topology = topology
         self.versions = tuple(versions)
         self.now_ns = now_ns
@@ -109,6 +164,24 @@ class Fabric(SessionListener):
         self.change: Optional[dict] = None
         self._refresh_call = None
         self._garp: dict = {}        # host MAC -> its gratuitous ARP frame (Scapy builds each once)
+        # data plane
+        if table_miss not in Pipeline.MISS_POLICIES:
+            raise ValueError(f"table-miss policy {table_miss!r}: choose one of {', '.join(Pipeline.MISS_POLICIES)}")
+        self.data_plane = data_plane
+        self.table_miss = table_miss
+        self.table_capacity = table_capacity
+        self.host_receive = host_receive
+        self.flow_mods = 0              # FLOW_MODs applied
+        self.flow_mods_failed = 0       # refused with an OFPT_ERROR
+        self.flow_mod_times: dict = {}  # dpid -> array of FLOW_MOD read instants (ns)
+        self.flow_removed_sent = 0
+        self.frames_forwarded = 0       # frames that crossed a link
+        self.frames_to_hosts = 0        # frames delivered at a host port
+        self.packet_ins_data = 0        # PACKET_INs of non-discovery frames
+        self.storm_drops = 0            # copies dropped by the hop or copy bound
+        self.unsupported_outputs = 0    # output to NORMAL / LOCAL / TABLE from a table
+        self.host_rx: dict = {}         # host MAC -> [first instant, frames]
+        self._expire_call = None
 
     def prepare_hosts(self) -> None:
         """Build the hosts' frames now, so that no Scapy work falls inside a measured relay."""
@@ -125,6 +198,10 @@ class Fabric(SessionListener):
     # ------------------------------------------------------------------ SessionListener
     def session_ready(self, session: SwitchProtocol) -> None:
         self.sessions[session.spec.datapath_id] = session
+        if self.data_plane and isinstance(session, FabricSwitch):
+            session.pipeline = Pipeline(session.version, capacity=self.table_capacity, miss=self.table_miss)
+            if self.clock is not None and self._expire_call is None:
+                self._expire_call = self.clock.callLater(EXPIRE_PERIOD, self._expire)
         self.listener.session_ready(session)
         if self.clock is not None and self.host_delay > 0:
             self.clock.callLater(self.host_delay, self.announce_hosts, session)
@@ -165,9 +242,11 @@ class Fabric(SessionListener):
             self._refresh_call = self.clock.callLater(self.host_refresh, self._refresh_hosts)
 
     def stop(self) -> None:
-        if self._refresh_call is not None and self._refresh_call.active():
-            self._refresh_call.cancel()
-        self._refresh_call = None
+        for name in ("_refresh_call", "_expire_call"):
+            call = getattr(self, name)
+            if call is not None and call.active():
+                call.cancel()
+            setattr(self, name, None)
 
     # ------------------------------------------------------------------ the relay
     def controller_message(self, sw: FabricSwitch, name: str, t: int) -> None:
@@ -182,21 +261,39 @@ class Fabric(SessionListener):
         if fields.get("buffer_id", codec.NO_BUFFER) != codec.NO_BUFFER and not data:
             self.buffered_outs += 1
             return
-        if ethertype(data) not in DISCOVERY_ETHERTYPES:
+        discovery = ethertype(data) in DISCOVERY_ETHERTYPES
+        if not discovery:
             self.other_outs += 1
+            if not self.data_plane:
+                return
+        else:
+            self._discovery_out(sw, fields, t)
+        if self.data_plane:
+            budget = [MAX_COPIES]
+            for port in fields["out_ports"]:
+                if port == codec.PORT_TABLE:
+                    self._process(sw, fields["in_port"], data, t, 0, budget)
+                else:
+                    self._output(sw, fields["in_port"], port, data, 1, t, 0, budget)
             return
+        self._relay(sw, fields, data, t)
+
+    def _discovery_out(self, sw: FabricSwitch, fields: dict, t: int) -> None:
         self.discovery_outs += 1
         if self.t_first_discovery_out is None:
             self.t_first_discovery_out = t
         dpid = sw.spec.datapath_id
-        egress = self.topology.egress(dpid, fields["in_port"], fields["out_ports"])
         ch = self.change
         if ch is not None:
             if ch["t_first_discovery_out"] is None:
                 ch["t_first_discovery_out"] = t
             if ch["t_first_discovery_out_affected"] is None and dpid in ch["affected_switches"]:
                 ch["t_first_discovery_out_affected"] = t
-        for port in egress:
+
+    def _relay(self, sw: FabricSwitch, fields: dict, data: bytes, t: int) -> None:
+        """Without a data plane: a discovery frame goes straight to a PACKET_IN at each peer port."""
+        dpid = sw.spec.datapath_id
+        for port in self.topology.egress(dpid, fields["in_port"], fields["out_ports"]):
             peer = self.topology.peer(dpid, port)
             if peer is None:
                 continue
@@ -212,14 +309,17 @@ class Fabric(SessionListener):
             else:
                 self.not_delivered += 1
 
-    def deliver(self, at: Endpoint, data: bytes, t_out: int) -> bool:
+    def deliver(self, at: Endpoint, data: bytes, t_out: int, reason: int = codec.OFPR_NO_MATCH) -> bool:
         """Write ``data`` as a PACKET_IN at ``at`` (a port of a switch this process owns)."""
         target = self.sessions.get(at.dpid)
         if target is None or target.closed:
             self.not_delivered += 1
             return False
-        target.send(codec.encode_packet_in(target.version, target.next_xid(), codec.NO_BUFFER, at.port, data),
-                    "packet_in")
+        target.send(codec.encode_packet_in(target.version, target.next_xid(), codec.NO_BUFFER, at.port, data,
+                                           reason=reason), "packet_in")
+        if self.data_plane and ethertype(data) not in DISCOVERY_ETHERTYPES:
+            self.packet_ins_data += 1
+            return True
         sent = self.now_ns()
         self.relayed += 1
         self.t_last_relayed_in = sent
@@ -232,7 +332,109 @@ class Fabric(SessionListener):
         """A frame another shard relayed here (:data:`REMOTE_HEAD` + frame)."""
         self.received_remote += 1
         dpid, port, t_out = REMOTE_HEAD.unpack_from(datagram)
+        if self.data_plane:
+            self.ingress(Endpoint(dpid, port), datagram[REMOTE_HEAD.size:], t_out)
+            return True
         return self.deliver(Endpoint(dpid, port), datagram[REMOTE_HEAD.size:], t_out)
+
+    # ------------------------------------------------------------------ the data plane
+    def ingress(self, at: Endpoint, frame: bytes, t_out: int, hops: int = 0, budget: Optional[list] = None) -> None:
+        """``frame`` arrives at switch port ``at`` (from a link or a host): run it through the tables."""
+        sw = self.sessions.get(at.dpid)
+        if sw is None or sw.closed or sw.pipeline is None:
+            self.not_delivered += 1
+            return
+        self._process(sw, at.port, frame, t_out, hops, budget if budget is not None else [MAX_COPIES])
+
+    def host_send(self, host, frame: bytes) -> None:
+        """A host (a test port) sends ``frame`` into its edge switch."""
+        if self._port_down(host.at):
+            self.not_delivered += 1
+            return
+        self.ingress(host.at, frame, self.now_ns())
+
+    def _process(self, sw: FabricSwitch, in_port: int, frame: bytes, t_out: int, hops: int, budget: list) -> None:
+        for port, _max_len, out, reason in sw.pipeline.process(frame, in_port, self.now_ns()):
+            self._output(sw, in_port, port, out, reason, t_out, hops, budget)
+
+    def _output(self, sw: FabricSwitch, in_port: int, port: int, frame: bytes, reason: int, t_out: int, hops: int,
+                budget: list) -> None:
+        dpid = sw.spec.datapath_id
+        if port == codec.PORT_CONTROLLER:
+            self.deliver(Endpoint(dpid, in_port), frame, t_out, reason)
+            return
+        if port in (codec.PORT_FLOOD, codec.PORT_ALL):
+            ports = [p for p in self.topology.ports(dpid) if p != in_port]
+        elif port == codec.PORT_IN_PORT:
+            ports = [in_port]
+        elif port >= codec.PORT_IN_PORT:
+            self.unsupported_outputs += 1
+            return
+        else:
+            ports = [port] if port != in_port else []    # out of the port it came in by: only via IN_PORT
+        for p in ports:
+            self._transmit(Endpoint(dpid, p), frame, t_out, hops, budget)
+
+    def _transmit(self, ep: Endpoint, frame: bytes, t_out: int, hops: int, budget: list) -> None:
+        """``frame`` leaves switch port ``ep``: onto its link, or to the host there."""
+        peer = self.topology.peer(ep.dpid, ep.port)
+        if peer is None:
+            host = self.topology.host_at(ep.dpid, ep.port)
+            if host is not None:
+                t = self.now_ns()
+                self.frames_to_hosts += 1
+                rec = self.host_rx.get(host.mac)
+                if rec is None:
+                    self.host_rx[host.mac] = [t, 1]
+                else:
+                    rec[1] += 1
+                if self.host_receive is not None:
+                    self.host_receive(host, frame, t)
+            return
+        if frozenset((ep, peer)) in self.down_links:
+            self.not_delivered += 1
+            return
+        if hops >= MAX_HOPS or budget[0] <= 0:
+            self.storm_drops += 1
+            return
+        budget[0] -= 1
+        self.frames_forwarded += 1
+        if peer.dpid in self.owned:
+            if ethertype(frame) in DISCOVERY_ETHERTYPES:
+                self.links_seen.add((ep, peer))
+            self.ingress(peer, frame, t_out, hops + 1, budget)
+        elif self.remote_send is not None:
+            self.remote_send(peer, frame, t_out)
+            self.sent_remote += 1
+        else:
+            self.not_delivered += 1
+
+    def flow_mod_applied(self, sw: FabricSwitch, fm: dict, t: int) -> None:
+        self.flow_mods += 1
+        times = self.flow_mod_times.get(sw.spec.datapath_id)
+        if times is None:
+            times = self.flow_mod_times[sw.spec.datapath_id] = array("q")
+        times.append(t)
+        self._send_flow_removed(sw)
+
+    def _send_flow_removed(self, sw: FabricSwitch) -> None:
+        pending = sw.pipeline.removed_pending
+        if pending and not sw.closed:
+            now = self.now_ns()
+            for entry, reason in pending:
+                sw.send(fc.encode_flow_removed(sw.version, sw.next_xid(), entry, reason, now - entry.installed_ns),
+                        "flow_removed")
+                self.flow_removed_sent += 1
+        pending.clear()
+
+    def _expire(self) -> None:
+        self._expire_call = None
+        now = self.now_ns()
+        for sw in list(self.sessions.values()):
+            if sw.pipeline is not None and sw.pipeline.expire(now):
+                self._send_flow_removed(sw)
+        if self.sessions and self.clock is not None:
+            self._expire_call = self.clock.callLater(EXPIRE_PERIOD, self._expire)
 
     def last_relay_before(self, t: int) -> Optional[int]:
         """The last relayed PACKET_IN written at or before ``t``."""
@@ -318,4 +520,10 @@ class Fabric(SessionListener):
                 "relayed": self.relayed, "sent_remote": self.sent_remote, "received_remote": self.received_remote, "not_delivered": self.not_delivered,
                 "discovery_outs": self.discovery_outs, "other_outs": self.other_outs,
                 "buffered_outs": self.buffered_outs, "hosts_announced": self.hosts_announced,
-                "relay_latency_ns": self.relay_latency_ns.tobytes(), "change": ch}
+                "relay_latency_ns": self.relay_latency_ns.tobytes(), "change": ch,
+                "data_plane": self.data_plane and {
+                    "flow_mods": self.flow_mods, "flow_mods_failed": self.flow_mods_failed,
+                    "flow_removed_sent": self.flow_removed_sent, "frames_forwarded": self.frames_forwarded,
+                    "frames_to_hosts": self.frames_to_hosts, "packet_ins_data": self.packet_ins_data,
+                    "storm_drops": self.storm_drops, "unsupported_outputs": self.unsupported_outputs,
+                    "flow_entries": sum(s.pipeline.count for s in self.sessions.values() if s.pipeline)}}

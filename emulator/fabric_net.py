@@ -78,7 +78,8 @@ class _Waiter(SessionListener):
 
 class FabricNet:
     def __init__(self, reactor, topology: dict, owned: list, versions: tuple, host_refresh: float = 5.0,
-                 host_delay: float = 1.0, source: str = "127.0.0.1", handshake_timeout: float = 10.0):
+                 host_delay: float = 1.0, source: str = "127.0.0.1", handshake_timeout: float = 10.0,
+                 data_plane: Optional[dict] = None):
         self.reactor = reactor
         self.topology = tp.from_dict(topology)
         self.owned = list(owned)
@@ -86,7 +87,8 @@ class FabricNet:
         self.handshake_timeout = handshake_timeout
         self.waiter = _Waiter(len(self.owned))
         self.fabric = Fabric(self.topology, versions, owned=self.owned, remote_send=self._send_remote,
-                             listener=self.waiter, clock=reactor, host_delay=host_delay, host_refresh=host_refresh)
+                             listener=self.waiter, clock=reactor, host_delay=host_delay, host_refresh=host_refresh,
+                             data_plane=data_plane is not None, **(data_plane or {}))
         self.fabric.prepare_hosts()
         self.peers: dict = {}          # dpid -> (host, port) of the shard that owns it
         self.relay_factory = _RelayFactory(self.fabric)

@@ -90,7 +90,8 @@ def serve(channel) -> None:  # pragma: no cover - runs in the shard process (int
                 state["fabric"] = FabricNet(reactor, cmd["topology"], cmd["owned"], tuple(cmd["versions"]),
                                             host_refresh=cmd.get("host_refresh", 5.0),
                                             host_delay=cmd.get("host_delay", 1.0),
-                                            handshake_timeout=cmd.get("handshake_timeout", 10.0))
+                                            handshake_timeout=cmd.get("handshake_timeout", 10.0),
+                                            data_plane=cmd.get("data_plane"))
                 reply({"event": "fabric_ready", "relay": list(state["fabric"].relay_address)})
             elif name == "fabric_connect":
                 net = state["fabric"]
