@@ -347,11 +347,15 @@ class Fabric(SessionListener):
         self._process(sw, at.port, frame, t_out, hops, budget if budget is not None else [MAX_COPIES])
 
     def host_send(self, host, frame: bytes) -> None:
-        """A host (a test port) sends ``frame`` into its edge switch."""
-        if self._port_down(host.at):
+        """A host sends ``frame`` into its edge switch."""
+        self.send_at(host.at, frame)
+
+    def send_at(self, at: Endpoint, frame: bytes) -> None:
+        """A frame enters the network at the edge port ``at`` (a host's or a test port's)."""
+        if self._port_down(at):
             self.not_delivered += 1
             return
-        self.ingress(host.at, frame, self.now_ns())
+        self.ingress(at, frame, self.now_ns())
 
     def _process(self, sw: FabricSwitch, in_port: int, frame: bytes, t_out: int, hops: int, budget: list) -> None:
         for port, _max_len, out, reason in sw.pipeline.process(frame, in_port, self.now_ns()):

@@ -14,6 +14,7 @@ from twisted.internet import defer
 from twisted.internet.protocol import ClientFactory, Factory
 from twisted.protocols.basic import Int32StringReceiver
 
+from . import testports as tpt
 from . import topology as tp
 from .fabric import REMOTE_HEAD, Fabric
 from .protocol import SessionListener
@@ -90,6 +91,8 @@ class FabricNet:
                              listener=self.waiter, clock=reactor, host_delay=host_delay, host_refresh=host_refresh,
                              data_plane=data_plane is not None, **(data_plane or {}))
         self.fabric.prepare_hosts()
+        self.fabric.host_receive = self._host_receive
+        self.test_ports: dict = {}     # Endpoint -> TestPort (at host ports of switches this shard owns)
         self.peers: dict = {}          # dpid -> (host, port) of the shard that owns it
         self.relay_factory = _RelayFactory(self.fabric)
         self.listener = reactor.listenTCP(0, self.relay_factory, interface=source)
@@ -184,7 +187,48 @@ class FabricNet:
             raise ValueError(f"unknown change {kind!r} (link_down, link_up, switch_down)")
         return self.fabric.status()["change"]
 
+    # ------------------------------------------------------------------ test ports
+    def _host_receive(self, host, frame: bytes, t: int) -> None:
+        port = self.test_ports.get(host.at)
+        if port is not None:
+            port.receive(frame, t)
+
+    def test_port(self, cmd: dict) -> dict:
+        """A test-port command (``action``: attach, announce, stream, start, stop, report) for the
+        port ``at`` = [dpid, port]; a shard that does not own that switch answers ``{"here": False}``."""
+        at = Endpoint(*cmd["at"])
+        if at.dpid not in self.fabric.owned:
+            return {"here": False}
+        action = cmd["action"]
+        if action == "attach":
+            if self.topology.host_at(at.dpid, at.port) is None:
+                raise ValueError(f"switch {at.dpid} port {at.port} is not a host port: a test port sits at the edge")
+            fabric = self.fabric
+            self.test_ports[at] = tpt.TestPort(lambda frame: fabric.send_at(at, frame), self.reactor, fabric.now_ns)
+            return {"here": True}
+        port = self.test_ports.get(at)
+        if port is None:
+            raise ValueError(f"no test port attached at switch {at.dpid} port {at.port}")
+        if action == "announce":
+            return {"here": True, "announced": port.announce([(bytes.fromhex(m), ip) for m, ip in cmd["hosts"]])}
+        if action == "stream":
+            flows = tpt.synthetic_flows(cmd["flows"], cmd.get("src_net", 101), cmd.get("dst_net", 102))
+            s = port.add_stream(cmd["stream"], flows, cmd.get("size", 128), cmd.get("rate", 1000.0),
+                                cmd.get("count"), cmd.get("duration"))
+            return {"here": True, **s.report()}
+        if action == "start":
+            port.start()
+            return {"here": True, "started_ns": self.fabric.now_ns()}
+        if action == "stop":
+            port.stop()
+            return {"here": True}
+        if action == "report":
+            return {"here": True, **port.report()}
+        raise ValueError(f"unknown test-port action {action!r} (attach, announce, stream, start, stop, report)")
+
     def close(self) -> None:
+        for port in self.test_ports.values():
+            port.stop()
         self.fabric.stop()
         for p in self.switches:
             if p.transport is not None and not p.closed:

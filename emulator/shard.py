@@ -13,6 +13,7 @@ answers are plain dicts over the channel:
 * ``fabric_connect``: connect them, with every other shard's relay address; answer ``connected``
 * ``fabric_status``: the fabric's counters and instants (:meth:`emulator.fabric.Fabric.status`)
 * ``fabric_change``: link down / link up / switch down (every shard applies it to its own ends)
+* ``test_port``  : attach a test port at a host port, announce hosts, add and start streams, report
 * ``quiesce``  : answer once the controller has been silent for a while (backlog drained)
 * ``disconnect``: close the sessions, keep the process for the next repetition
 * ``close``    : close the sessions and stop the reactor
@@ -102,6 +103,8 @@ def serve(channel) -> None:  # pragma: no cover - runs in the shard process (int
             elif name == "fabric_status":
                 reply({"event": "status", "now_ns": time.monotonic_ns(), "pid": os.getpid(),
                        **state["fabric"].fabric.status(cmd.get("before_ns"))})
+            elif name == "test_port":
+                reply({"event": "test_port", **state["fabric"].test_port(cmd)})
             elif name == "fabric_change":
                 reply({"event": "changed", "change": state["fabric"].change(cmd["kind"], cmd["dpid"], cmd.get("port"))})
             elif name == "quiesce":
