@@ -285,6 +285,36 @@ def decode_flow_mod(frame: bytes) -> dict:
     raise FlowModError(f"FLOW_MOD of OpenFlow version {version:#x} is not supported")
 
 
+# --------------------------------------------------------------------------- controller -> switch (tools)
+def encode_oxm_match(match: dict) -> bytes:
+    """An OXM ``ofp_match`` (padded to 8 bytes) from ``{name: value}`` or ``{name: (value, mask)}``."""
+    body = b""
+    for name, spec in match.items():
+        if name not in OXM_NUMBER:
+            raise ValueError(f"unknown match field {name!r}")
+        value, mask = spec if isinstance(spec, tuple) else (spec, None)
+        size = (FIELD_BITS[name] + 7) // 8
+        has_mask = mask is not None and mask != full_mask(name)
+        head = (OXM_CLASS_BASIC << 16) | (OXM_NUMBER[name] << 9) | (int(has_mask) << 8) | (size * (2 if has_mask else 1))
+        body += struct.pack("!I", head) + value.to_bytes(size, "big") + (mask.to_bytes(size, "big") if has_mask else b"")
+    m = struct.pack("!HH", 1, 4 + len(body)) + body
+    return m + bytes(-len(m) % 8)
+
+
+def encode_flow_mod_13(xid: int, match: dict, out_ports=(), priority: int = 1, command: int = ADD,
+                       table_id: int = 0, idle_timeout: int = 0, hard_timeout: int = 0, flags: int = 0,
+                       cookie: int = 0) -> bytes:
+    """A 1.3 FLOW_MOD whose one APPLY_ACTIONS instruction outputs to ``out_ports`` (reserved ports
+    as ``codec.PORT_*``).  For the emulator's own measurements and the null controller, not the
+    data plane's hot path."""
+    actions = b"".join(struct.pack("!HHIH6x", 0, 16, p | 0xFFFF0000 if p >= codec.PORT_IN_PORT else p, 0xFFFF)
+                       for p in out_ports)
+    inst = struct.pack("!HH4x", 4, 8 + len(actions)) + actions if actions else b""
+    body = FLOW_MOD_13.pack(cookie, 0, table_id, command, idle_timeout, hard_timeout, priority, codec.NO_BUFFER,
+                            0xFFFFFFFF, OFPG_ANY, flags) + encode_oxm_match(match) + inst
+    return codec._message(OFP13, codec.FLOW_MOD, xid, body)
+
+
 # --------------------------------------------------------------------------- switch -> controller
 def encode_flow_removed(version: int, xid: int, entry, reason: int, duration_ns: int) -> bytes:
     """FLOW_REMOVED for ``entry`` (anything with cookie, priority, table_id, idle/hard timeouts,

@@ -199,3 +199,15 @@ def test_a_fabric_without_a_data_plane_ignores_flow_mods():
     assert MAX_HOPS > 2 and fc.ADD == 0
     with pytest.raises(ValueError, match="table-miss policy 'flood'"):
         Fabric(topo, data_plane=True, table_miss="flood")
+
+
+def test_selfbench_dataplane_forwards_every_frame_through_the_path(tmp_path):
+    import json
+
+    from fixtures import selfbench
+    out = tmp_path / "d.json"
+    assert selfbench.main(["dataplane", "--hops", "3", "--flows", "5", "--frames", "50", "--out", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert figures["delivered"] == 50 and figures["entries_per_switch"] == 5 and figures["frames_per_s"] > 0
+    with pytest.raises(SystemExit):
+        selfbench.main(["dataplane", "--hops", "0"])

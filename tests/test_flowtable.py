@@ -330,3 +330,19 @@ def test_selfbench_flowtable_measures_both_decoders_and_each_table_size(capsys, 
     with pytest.raises(SystemExit):
         selfbench.main(["flowtable", "--entries", "ten"])
     assert "'ten' is not a comma list of whole numbers" in capsys.readouterr().err
+
+
+def test_our_flow_mod_encoder_round_trips_and_ryu_reads_it():
+    raw = fc.encode_flow_mod_13(5, {"in_port": 1, "eth_dst": mac(MAC2), "ipv4_dst": (ip("10.0.0.0"), 0xFFFFFF00),
+                                    "eth_type": 0x0800, "vlan_vid": 0x1003},
+                                out_ports=(3, codec.PORT_CONTROLLER), priority=7, idle_timeout=9)
+    d = fc.decode_flow_mod(raw)
+    assert d["match"] == {"in_port": (1, 0xFFFFFFFF), "eth_dst": (2, 0xFFFFFFFFFFFF), "eth_type": (0x0800, 0xFFFF),
+                          "ipv4_dst": (ip("10.0.0.0"), 0xFFFFFF00), "vlan_vid": (0x1003, 0x1FFF)}
+    assert d["instructions"] == [("apply", [("output", 3, 0xFFFF), ("output", codec.PORT_CONTROLLER, 0xFFFF)])]
+    assert (d["priority"], d["idle_timeout"]) == (7, 9)
+    msg = ryu_parse(raw)
+    assert dict(msg.match.items())["ipv4_dst"] == ("10.0.0.0", "255.255.255.0")
+    assert [a.port for a in msg.instructions[0].actions] == [3, o13.OFPP_CONTROLLER] and msg.priority == 7
+    with pytest.raises(ValueError, match="unknown match field 'dl_dst'"):
+        fc.encode_oxm_match({"dl_dst": 1})
