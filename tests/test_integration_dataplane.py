@@ -42,10 +42,12 @@ def test_ryu_learning_switch_forwards_test_port_traffic_across_three_switches(ry
         em.deploy(topo, ryu.address)
         for at in (tp1, tp2):
             em.test_port(at, "attach")
+        # Ryu installs its table-miss entry once a switch is configured; until then a frame is dropped.
+        assert wait_for(lambda: em.status()["data_plane"]["flow_mods"] >= 3)
         flows = tpt.synthetic_flows(8)
         em.test_port(tp2, "announce", hosts=[[f.dst_mac.hex(), f.dst_ip] for f in flows])
-        # Ryu installs its table-miss entry at the handshake; the G-ARPs teach it where D1..D8 are.
-        assert wait_for(lambda: em.status()["data_plane"]["flow_mods"] >= 3)
+        # Each G-ARP goes up at every switch as Ryu floods it along: then Ryu knows where D1..D8 are.
+        assert wait_for(lambda: em.status()["data_plane"]["packet_ins_data"] >= 8 * 3)
         em.test_port(tp1, "stream", stream=1, flows=8, rate=200.0, count=40)
         em.test_port(tp1, "start")
         rx = wait_for(lambda: em.test_port(tp2, "report")["rx"].get(1, {}).get("unique") == 40 and
@@ -69,6 +71,45 @@ def test_a_test_port_must_sit_at_a_host_port(ryu):
             em.test_port((1, 1), "attach")
         with pytest.raises(Exception, match="no test port attached at switch 2 port 2"):
             em.test_port((2, 2), "report")
+    finally:
+        em.withdraw()
+        em.close()
+
+
+@pytest.fixture
+def ryu_paths(tmp_path):
+    ctl = RyuController(tmp_path, openflow=codec.OFP13, ready_timeout=60)
+    ctl.use_role("paths")
+    ctl.start()
+    yield ctl
+    ctl.stop()
+
+
+def test_the_path_app_provisions_loop_free_paths_on_a_leaf_spine(ryu_paths):
+    from fixtures.northbound import compare, deployed_view
+    topo = tp.leaf_spine(2, 3)                       # cycles: a learning switch would loop here
+    tp1, tp2 = topo.host_at(3, 3).at, topo.host_at(5, 3).at
+    em = TopologyEmulator(codec.OFP13, host_refresh=0, data_plane={"table_miss": "table"})
+    try:
+        em.deploy(topo, ryu_paths.address)
+        nb = ryu_paths.northbound()
+        assert wait_for(lambda: compare(deployed_view(topo), nb.topology(), ("switches", "links")).matches)
+        assert wait_for(lambda: em.status()["data_plane"]["flow_mods"] >= len(topo.switches))   # table-miss entries
+        for at in (tp1, tp2):
+            em.test_port(at, "attach")
+        em.test_port(tp2, "announce", hosts=[[f.dst_mac.hex(), f.dst_ip] for f in tpt.synthetic_flows(16)])
+        assert wait_for(lambda: em.status()["data_plane"]["packet_ins_data"] >= 16)     # Ryu has them all
+        before = em.status()["data_plane"]
+        em.test_port(tp1, "stream", stream=1, flows=16, rate=500.0, count=64)
+        em.test_port(tp1, "start")
+        rx = wait_for(lambda: (r := em.test_port(tp2, "report")["rx"].get(1)) and r["unique"] == 64 and r)
+        assert rx and rx["unique"] == 64 and rx["flows_reached"] == 16 and rx["duplicates"] == 0
+        st = em.status()["data_plane"]
+        assert st["storm_drops"] == 0
+        # One path per (source, destination) pair: 16 pairs, an entry on each of three switches (leaf, spine,
+        # leaf).  A pair's frames that reach a switch before its entry may be sent up and installed again:
+        # count entries, not FLOW_MODs.
+        assert st["flow_entries"] - before["flow_entries"] == 16 * 3 and st["flow_mods_failed"] == 0
     finally:
         em.withdraw()
         em.close()
