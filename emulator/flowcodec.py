@@ -109,13 +109,20 @@ def decode_oxm_match(buf: bytes, at: int) -> tuple[dict, int]:
     return match, at + (mlen + 7) // 8 * 8
 
 
-def _decode_actions_13(buf: bytes, at: int, end: int) -> list:
-    actions = []
+def _tlvs(buf: bytes, at: int, end: int, what: str):
+    """(type, offset, length) of each type-length record (action, instruction) from ``at`` to ``end``."""
     off = at
     while off + 4 <= end:
-        atype, alen = struct.unpack_from("!HH", buf, off)
-        if alen < 8 or off + alen > end:
-            raise FlowModError(f"action at byte {off} has length {alen}")
+        rtype, rlen = struct.unpack_from("!HH", buf, off)
+        if rlen < 8 or off + rlen > end:
+            raise FlowModError(f"{what} at byte {off} has length {rlen}")
+        yield rtype, off, rlen
+        off += rlen
+
+
+def _decode_actions_13(buf: bytes, at: int, end: int) -> list:
+    actions = []
+    for atype, off, _alen in _tlvs(buf, at, end, "action"):
         if atype == 0:
             port, max_len = struct.unpack_from("!IH", buf, off + 4)
             actions.append(("output", _reserved(port, OFP13), max_len))
@@ -136,17 +143,12 @@ def _decode_actions_13(buf: bytes, at: int, end: int) -> list:
             actions.append(("dec_nw_ttl",))
         else:
             actions.append(("other", atype))
-        off += alen
     return actions
 
 
 def _decode_instructions_13(buf: bytes, at: int) -> list:
     out = []
-    off, end = at, len(buf)
-    while off + 4 <= end:
-        itype, ilen = struct.unpack_from("!HH", buf, off)
-        if ilen < 8 or off + ilen > end:
-            raise FlowModError(f"instruction at byte {off} has length {ilen}")
+    for itype, off, ilen in _tlvs(buf, at, len(buf), "instruction"):
         if itype == 1:
             out.append(("goto", buf[off + 4]))
         elif itype == 2:
@@ -159,24 +161,25 @@ def _decode_instructions_13(buf: bytes, at: int) -> list:
             out.append(("meter", struct.unpack_from("!I", buf, off + 4)[0]))
         else:
             out.append(("other", itype))
-        off += ilen
     return out
 
 
 FLOW_MOD_13 = struct.Struct("!QQBBHHHIIIH2x")   # after the header: 40 bytes
 
 
+FLOW_MOD_KEYS = ("cookie", "cookie_mask", "table_id", "command", "idle_timeout", "hard_timeout", "priority",
+                 "buffer_id", "out_port", "out_group", "flags")
+
+
 def _decode_flow_mod_13(frame: bytes) -> dict:
     if len(frame) < 56:
         raise FlowModError(f"OpenFlow 1.3 FLOW_MOD of {len(frame)} bytes is shorter than 56")
-    (cookie, cookie_mask, table_id, command, idle, hard, priority, buffer_id, out_port, out_group,
-     flags) = FLOW_MOD_13.unpack_from(frame, 8)
+    fm = dict(zip(FLOW_MOD_KEYS, FLOW_MOD_13.unpack_from(frame, 8)))
+    fm["out_port"] = _reserved(fm["out_port"], OFP13)
     match, inst_at = decode_oxm_match(frame, 48)
-    return {"cookie": cookie, "cookie_mask": cookie_mask, "table_id": table_id, "command": command,
-            "idle_timeout": idle, "hard_timeout": hard, "priority": priority, "buffer_id": buffer_id,
-            "out_port": _reserved(out_port, OFP13), "out_group": out_group, "flags": flags, "match": match,
-            "instructions": _decode_instructions_13(frame, inst_at),
-            "raw_match": bytes(frame[48:inst_at]), "raw_instructions": bytes(frame[inst_at:])}
+    fm.update(match=match, instructions=_decode_instructions_13(frame, inst_at),
+              raw_match=bytes(frame[48:inst_at]), raw_instructions=bytes(frame[inst_at:]))
+    return fm
 
 
 # --------------------------------------------------------------------------- OpenFlow 1.0
@@ -230,11 +233,7 @@ _SET_10 = {4: ("eth_src", "6s"), 5: ("eth_dst", "6s"), 6: ("ipv4_src", "I"), 7: 
 
 def _decode_actions_10(buf: bytes, at: int, end: int) -> list:
     actions = []
-    off = at
-    while off + 4 <= end:
-        atype, alen = struct.unpack_from("!HH", buf, off)
-        if alen < 8 or off + alen > end:
-            raise FlowModError(f"action at byte {off} has length {alen}")
+    for atype, off, _alen in _tlvs(buf, at, end, "action"):
         if atype == 0:
             port, max_len = struct.unpack_from("!HH", buf, off + 4)
             actions.append(("output", _reserved(port, OFP10), max_len))
@@ -254,7 +253,6 @@ def _decode_actions_10(buf: bytes, at: int, end: int) -> list:
             actions.extend([("set_queue", queue), ("output", _reserved(port, OFP10), 0)])
         else:
             actions.append(("other", atype))
-        off += alen
     return actions
 
 
@@ -264,13 +262,12 @@ FLOW_MOD_10 = struct.Struct("!QHHHHIHH")   # after the match: 24 bytes
 def _decode_flow_mod_10(frame: bytes) -> dict:
     if len(frame) < 72:
         raise FlowModError(f"OpenFlow 1.0 FLOW_MOD of {len(frame)} bytes is shorter than 72")
-    match = decode_match_10(frame, 8)
     cookie, command, idle, hard, priority, buffer_id, out_port, flags = FLOW_MOD_10.unpack_from(frame, 48)
-    return {"cookie": cookie, "cookie_mask": 0, "table_id": 0, "command": command, "idle_timeout": idle,
-            "hard_timeout": hard, "priority": priority, "buffer_id": buffer_id,
-            "out_port": _reserved(out_port, OFP10), "out_group": OFPG_ANY, "flags": flags & ~FF_RESET_COUNTS,
-            "match": match, "instructions": [("apply", _decode_actions_10(frame, 72, len(frame)))],
-            "raw_match": bytes(frame[8:48]), "raw_instructions": bytes(frame[72:])}
+    fm = dict(zip(FLOW_MOD_KEYS, (cookie, 0, 0, command, idle, hard, priority, buffer_id,
+                                  _reserved(out_port, OFP10), OFPG_ANY, flags & ~FF_RESET_COUNTS)))
+    fm.update(match=decode_match_10(frame, 8), instructions=[("apply", _decode_actions_10(frame, 72, len(frame)))],
+              raw_match=bytes(frame[8:48]), raw_instructions=bytes(frame[72:]))
+    return fm
 
 
 def decode_flow_mod(frame: bytes) -> dict:
