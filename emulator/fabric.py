@@ -118,10 +118,7 @@ class FabricSwitch(SwitchProtocol):
         except (fc.FlowModError, struct.error):
             self._send_error(msg, codec.OFPET_BAD_REQUEST, codec.OFPBRC_BAD_LEN, self._frame[:64])
             return
-        entries = [e for tid in sorted(self.pipeline.tables)
-                   if want["table_id"] in (fc.OFPTT_ALL, tid)
-                   for e in self.pipeline.tables[tid].select({**want, "priority": 0}, strict=False)]
-        records = fc.encode_flow_stats(self.version, entries, self.now_ns())
+        records = fc.encode_flow_stats(self.version, self.pipeline.select({**want, "priority": 0}), self.now_ns())
         for reply in fc.encode_flow_stats_replies(self.version, msg.xid, records):
             self.send(reply, "stats_reply", msg.xid)
 
@@ -180,7 +177,6 @@ class Fabric(SessionListener):
         self.packet_ins_data = 0        # PACKET_INs of non-discovery frames
         self.storm_drops = 0            # copies dropped by the hop or copy bound
         self.unsupported_outputs = 0    # output to NORMAL / LOCAL / TABLE from a table
-        self.host_rx: dict = {}         # host MAC -> [first instant, frames]
         self._expire_call = None
 
     def prepare_hosts(self) -> None:
@@ -194,6 +190,17 @@ class Fabric(SessionListener):
 
     def make_protocol(self, dpid: int, clock, **kwargs) -> FabricSwitch:
         return FabricSwitch(self.spec(dpid), clock, self, now_ns=self.now_ns, **kwargs)
+
+    def open_in_memory(self, dpid: int, clock) -> tuple:
+        """Switch ``dpid`` with its handshake done over Twisted's in-memory ``StringTransport`` (no
+        socket, no controller): for self-measurement and tests.  (session, transport), cleared."""
+        from twisted.internet.testing import StringTransport
+        version = max(self.versions)
+        session, transport = self.make_protocol(dpid, clock, handshake_timeout=0), StringTransport()
+        session.makeConnection(transport)
+        session.dataReceived(codec.encode_hello(version, 1) + codec.header(version, codec.FEATURES_REQUEST, 8, 2))
+        transport.clear()
+        return session, transport
 
     # ------------------------------------------------------------------ SessionListener
     def session_ready(self, session: SwitchProtocol) -> None:
@@ -367,17 +374,12 @@ class Fabric(SessionListener):
         if port == codec.PORT_CONTROLLER:
             self.deliver(Endpoint(dpid, in_port), frame, t_out, reason)
             return
-        if port in (codec.PORT_FLOOD, codec.PORT_ALL):
-            ports = [p for p in self.topology.ports(dpid) if p != in_port]
-        elif port == codec.PORT_IN_PORT:
-            ports = [in_port]
-        elif port >= codec.PORT_IN_PORT:
+        if port >= codec.PORT_IN_PORT and port not in (codec.PORT_FLOOD, codec.PORT_ALL, codec.PORT_IN_PORT):
             self.unsupported_outputs += 1
             return
-        else:
-            ports = [port] if port != in_port else []    # out of the port it came in by: only via IN_PORT
-        for p in ports:
-            self._transmit(Endpoint(dpid, p), frame, t_out, hops, budget)
+        for p in self.topology.egress(dpid, in_port, (port,)):
+            if p != in_port or port == codec.PORT_IN_PORT:    # back out of the ingress port: only via IN_PORT
+                self._transmit(Endpoint(dpid, p), frame, t_out, hops, budget)
 
     def _transmit(self, ep: Endpoint, frame: bytes, t_out: int, hops: int, budget: list) -> None:
         """``frame`` leaves switch port ``ep``: onto its link, or to the host there."""
@@ -385,15 +387,9 @@ class Fabric(SessionListener):
         if peer is None:
             host = self.topology.host_at(ep.dpid, ep.port)
             if host is not None:
-                t = self.now_ns()
                 self.frames_to_hosts += 1
-                rec = self.host_rx.get(host.mac)
-                if rec is None:
-                    self.host_rx[host.mac] = [t, 1]
-                else:
-                    rec[1] += 1
                 if self.host_receive is not None:
-                    self.host_receive(host, frame, t)
+                    self.host_receive(host, frame, self.now_ns())
             return
         if frozenset((ep, peer)) in self.down_links:
             self.not_delivered += 1
@@ -521,7 +517,8 @@ class Fabric(SessionListener):
                 "t_first_discovery_out": self.t_first_discovery_out, "t_last_relayed_in": self.t_last_relayed_in,
                 "last_relay_before": self.last_relay_before(before_ns) if before_ns is not None else None,
                 "first_in": [[e.dpid, e.port, t] for e, t in self.first_in.items()],
-                "relayed": self.relayed, "sent_remote": self.sent_remote, "received_remote": self.received_remote, "not_delivered": self.not_delivered,
+                "relayed": self.relayed, "sent_remote": self.sent_remote, "received_remote": self.received_remote,
+                "not_delivered": self.not_delivered,
                 "discovery_outs": self.discovery_outs, "other_outs": self.other_outs,
                 "buffered_outs": self.buffered_outs, "hosts_announced": self.hosts_announced,
                 "relay_latency_ns": self.relay_latency_ns.tobytes(), "change": ch,

@@ -273,10 +273,17 @@ class Pipeline:
     def count(self) -> int:
         return sum(t.count for t in self.tables.values())
 
+    def _tables(self, table_id: int) -> list:
+        """The tables ``table_id`` names (all of them for OFPTT_ALL), in table order."""
+        return [self.tables[t] for t in sorted(self.tables) if table_id in (fc.OFPTT_ALL, t)]
+
     def entries(self, table_id: int = fc.OFPTT_ALL):
-        for tid in sorted(self.tables):
-            if table_id in (fc.OFPTT_ALL, tid):
-                yield from self.tables[tid].entries()
+        for t in self._tables(table_id):
+            yield from t.entries()
+
+    def select(self, fm: dict, strict: bool = False) -> list:
+        """The entries of the tables ``fm["table_id"]`` names that a DELETE (or a flow stats request) picks."""
+        return [e for t in self._tables(fm["table_id"]) for e in t.select(fm, strict)]
 
     # ------------------------------------------------------------------ FLOW_MOD
     def flow_mod(self, fm: dict, now_ns: int) -> dict:
@@ -297,15 +304,13 @@ class Pipeline:
                 return {"added": [self._add(fm, now_ns)]}
             return {"modified": changed}
         if cmd in (fc.DELETE, fc.DELETE_STRICT):
-            tables = (list(self.tables.values()) if fm["table_id"] == fc.OFPTT_ALL
-                      else [self.table(fm["table_id"])])
-            removed = []
-            for t in tables:
-                for e in t.select(fm, strict=cmd == fc.DELETE_STRICT):
-                    t.remove(e)
-                    removed.append(e)
-                    if e.flags & fc.FF_SEND_FLOW_REM:
-                        self.removed_pending.append((e, fc.RR_DELETE))
+            if fm["table_id"] != fc.OFPTT_ALL:
+                self.table(fm["table_id"])              # a table this switch lacks: BAD_TABLE_ID
+            removed = self.select(fm, strict=cmd == fc.DELETE_STRICT)
+            for e in removed:
+                self.tables[e.table_id].remove(e)
+                if e.flags & fc.FF_SEND_FLOW_REM:
+                    self.removed_pending.append((e, fc.RR_DELETE))
             return {"removed": removed}
         raise FlowModFailed("BAD_COMMAND", f"FLOW_MOD command {cmd}")
 

@@ -5,7 +5,6 @@ import itertools
 
 import pytest
 from twisted.internet.task import Clock
-from twisted.internet.testing import StringTransport
 
 from emulator import codec, topology as tp
 from emulator import flowcodec as fc
@@ -28,15 +27,7 @@ def build(topo, version=OFP13, **kw):
     clock = Clock()
     fabric = Fabric(topo, versions=(version,), now_ns=lambda: next(ticks), clock=clock, host_delay=0,
                     data_plane=True, host_receive=lambda host, frame, t: received.append((host.at.dpid, frame)), **kw)
-    sw = {}
-    for dpid in topo.switches:
-        s = fabric.make_protocol(dpid, clock, handshake_timeout=0)
-        tr = StringTransport()
-        s.makeConnection(tr)
-        s.dataReceived(codec.encode_hello(version, 1) + codec.header(version, codec.FEATURES_REQUEST, 8, 2))
-        tr.clear()
-        sw[dpid] = (s, tr)
-    return fabric, sw, received, clock
+    return fabric, {dpid: fabric.open_in_memory(dpid, clock) for dpid in topo.switches}, received, clock
 
 
 def send(sw, msg) -> None:
@@ -189,11 +180,7 @@ def test_a_bad_flow_mod_is_answered_with_an_error_naming_bad_len():
 def test_a_fabric_without_a_data_plane_ignores_flow_mods():
     topo = tp.linear(2)
     fabric = Fabric(topo, versions=(OFP13,))
-    s = fabric.make_protocol(1, Clock(), handshake_timeout=0)
-    tr = StringTransport()
-    s.makeConnection(tr)
-    s.dataReceived(codec.encode_hello(OFP13, 1) + codec.header(OFP13, codec.FEATURES_REQUEST, 8, 2))
-    tr.clear()
+    s, tr = fabric.open_in_memory(1, Clock())
     flow13((s, tr), actions=[p13.OFPActionOutput(1)])
     assert tr.value() == b"" and s.pipeline is None and fabric.flow_mods == 0
     assert MAX_HOPS > 2 and fc.ADD == 0

@@ -19,15 +19,7 @@ def wired(version, topo):
     ticks = itertools.count(1000, 10)
     fabric = Fabric(topo, versions=(version,), now_ns=lambda: next(ticks))
     clock = Clock()
-    links = {}
-    for dpid in topo.switches:
-        sw = fabric.make_protocol(dpid, clock, handshake_timeout=0)
-        tr = StringTransport()
-        sw.makeConnection(tr)
-        sw.dataReceived(codec.encode_hello(version, 1) + codec.header(version, codec.FEATURES_REQUEST, 8, 2))
-        tr.clear()
-        links[dpid] = (sw, tr)
-    return fabric, links
+    return fabric, {dpid: fabric.open_in_memory(dpid, clock) for dpid in topo.switches}
 
 
 def packet_ins(tr):
@@ -169,12 +161,8 @@ def test_frames_for_another_shard_go_out_and_come_back_in():
     left = Fabric(topo, owned={1}, now_ns=lambda: next(ticks), remote_send=lambda ep, data, t: sent.append(
         fabric_datagram(ep, data, t)))
     right = Fabric(topo, owned={2}, now_ns=lambda: next(ticks))
-    a, ta = left.make_protocol(1, Clock(), handshake_timeout=0), StringTransport()
-    b, tb = right.make_protocol(2, Clock(), handshake_timeout=0), StringTransport()
-    for p, tr in ((a, ta), (b, tb)):
-        p.makeConnection(tr)
-        p.dataReceived(codec.encode_hello(OFP13, 1) + codec.header(OFP13, codec.FEATURES_REQUEST, 8, 2))
-        tr.clear()
+    a, ta = left.open_in_memory(1, Clock())
+    b, tb = right.open_in_memory(2, Clock())
     a.dataReceived(lldp_out(OFP13, 1))
     assert left.sent_remote == 1 and left.relayed == 0 and len(sent) == 1
     assert right.deliver_remote(sent[0])
@@ -192,13 +180,7 @@ def test_hosts_announce_after_the_delay_and_refresh():
     topo = tp.linear(2)
     clock = Clock()
     fabric = Fabric(topo, clock=clock, host_delay=1.0, host_refresh=5.0)
-    trs = {}
-    for dpid in topo.switches:
-        p, tr = fabric.make_protocol(dpid, clock, handshake_timeout=0), StringTransport()
-        p.makeConnection(tr)
-        p.dataReceived(codec.encode_hello(OFP13, 1) + codec.header(OFP13, codec.FEATURES_REQUEST, 8, 2))
-        tr.clear()
-        trs[dpid] = tr
+    trs = {dpid: fabric.open_in_memory(dpid, clock)[1] for dpid in topo.switches}
     assert fabric.hosts_announced == 0
     clock.advance(1.0)
     assert fabric.hosts_announced == 2 and [len(packet_ins(trs[d])) for d in (1, 2)] == [1, 1]

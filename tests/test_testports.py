@@ -113,8 +113,6 @@ def test_bad_stream_arguments_are_named():
 def test_test_ports_through_the_fabric_reach_each_other_by_installed_flows():
     """TP1 at switch 1, TP2 at switch 3 of a linear:3, flows for the test destination on every
     switch: every frame arrives, tagged, at TP2."""
-    from twisted.internet.testing import StringTransport
-
     from emulator import codec, topology as tp_
     from emulator.fabric import Fabric
     pytest.importorskip("ryu.ofproto.ofproto_parser")
@@ -129,9 +127,7 @@ def test_test_ports_through_the_fabric_reach_each_other_by_installed_flows():
                     data_plane=True, table_miss="drop",
                     host_receive=lambda host, frame, t: ports[host.at].receive(frame, t))
     for dpid in topo.switches:
-        s = fabric.make_protocol(dpid, clock, handshake_timeout=0)
-        s.makeConnection(StringTransport())
-        s.dataReceived(codec.encode_hello(codec.OFP13, 1) + codec.header(codec.OFP13, codec.FEATURES_REQUEST, 8, 2))
+        s, _ = fabric.open_in_memory(dpid, clock)
         out = {1: 1, 2: 2, 3: 2}[dpid]
         fm = p13.OFPFlowMod(ProtocolDesc(codec.OFP13), priority=1, match=p13.OFPMatch(eth_type=0x0800,
                                                                                       ipv4_dst=("10.102.0.0", "255.255.0.0")),
