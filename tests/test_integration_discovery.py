@@ -125,4 +125,5 @@ def test_selfbench_topology_relays_every_link_against_the_lldp_prober(tmp_path):
     import json
     (row,) = json.loads(out.read_text())
     assert row["link_ends_relayed"] == row["link_ends"] == 12 and row["not_delivered"] == 0
+    assert "not_delivered_while_connecting" in row
     assert row["relay_rate_per_s"] > 0 and row["relay_latency_median_us"] < 50_000
