@@ -145,7 +145,12 @@ def test_rate_and_time_suites_end_to_end_on_the_null_controller(tmp_path):
         assert "emulator_ceiling" in b
     rate = next(b for b in data["benchmarks"] if b["benchmark"] == "test_async_message_processing_rate")
     assert rate["trials"][0]["details"]["search"][0]["mode"] == "max"
-    assert any("GENERATOR-BOUND" in n for n in rate["notes"])   # the null controller is as fast as the emulator
+    # With two switches in one emulator process the null controller answers as fast as that process can
+    # send, so the run is generator-bound by construction.  (At one switch it is usually flagged too, but
+    # a high ceiling reading put one CI run at 70 % of it: that point says nothing certain.)
+    rate2 = next(b for b in data["benchmarks"]
+                 if b["benchmark"] == "test_async_message_processing_rate" and b["series_x"]["value"] == 2)
+    assert any("GENERATOR-BOUND" in n for n in rate2["notes"])
     report = (out / "report.md").read_text()
     assert "Rate search" in report and "Loss-Free" in report and "X = number of switches" in report
 
