@@ -111,6 +111,38 @@ def pytest_addoption(parser):
                 help="seconds between the emulated hosts' gratuitous ARPs (0: announce once)")
     t.addoption("--ryu-lldp-period", type=float, default=None,
                 help="embedded Ryu: its LLDP period per port in seconds (Ryu's own: 0.9)")
+    d = parser.getgroup("bmwg-sdn path provisioning (RFC 8456 §5.1.4-§5.1.7, §5.2.3)")
+    d.addoption("--path-length", type=int, default=None,
+                help="switches on the TP1 -> TP2 path (default: the longest shortest path between two host ports "
+                     "of --topology; leaf-spine: 3)")
+    d.addoption("--path-rate", type=float, default=100.0,
+                help="§5.1.4/§5.1.5: frames/s of the single test stream")
+    d.addoption("--path-td", type=float, default=5.0,
+                help="§5.1.4/§5.1.5: Td, seconds to wait for the first frame at TP2")
+    d.addoption("--offered-rate", type=float, default=1000.0,
+                help="§5.1.6: new address pairs per second TP1 offers (one frame each)")
+    d.addoption("--rate-td", type=float, default=10.0, help="§5.1.6/§5.1.7: Td, seconds")
+    d.addoption("--path-flows", type=int, default=5000,
+                help="§5.1.7: paths requested through the northbound in one trial")
+    d.addoption("--probe-rate", type=float, default=10000.0,
+                help="§5.1.7: frames/s TP1 cycles through the requested pairs at (a path's activation is seen "
+                     "within path-flows / probe-rate s)")
+    d.addoption("--nb-workers", type=int, default=4, help="concurrent northbound requests when installing flows")
+    d.addoption("--path-frame-size", type=int, default=128, help="test frame size in bytes")
+    d.addoption("--learn-timeout", type=float, default=30.0,
+                help="seconds for the controller to learn the announced hosts (their G-ARPs reach it)")
+    d.addoption("--ftc-mode", default="reactive,proactive",
+                help="§5.2.3 provisioning type: reactive, proactive or reactive,proactive")
+    d.addoption("--ftc-rate", type=float, default=None,
+                help="§5.2.3 reactive: frames/s of the bidirectional traffic (default: this run's §5.1.3 "
+                     "maximum rate, else 1000)")
+    d.addoption("--ftc-poll", type=float, default=5.0, help="§5.2.3 reactive: seconds between flow counts (RFC: 5)")
+    d.addoption("--ftc-flows", type=int, default=2000,
+                help="§5.2.3 reactive: unique address pairs offered in each direction")
+    d.addoption("--ftc-max", type=int, default=10000,
+                help="§5.2.3 proactive: the most flows installed (a controller that accepts them all reports a "
+                     "lower bound)")
+    d.addoption("--ftc-timeout", type=float, default=300.0, help="§5.2.3: seconds before a trial is abandoned")
     c.addoption("--handshake-timeout", type=float, default=10.0,
                 help="seconds from TCP connect to FEATURES_REQUEST answered")
 

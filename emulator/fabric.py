@@ -71,6 +71,23 @@ def ethertype(frame: bytes) -> Optional[int]:
     return value
 
 
+TRACE_FIELDS = ("eth_src", "eth_dst", "ipv4_src", "ipv4_dst", "arp_spa", "arp_tpa")
+TRACE_LIMIT = 500_000     # FLOW_MOD records kept per trace (the report says when it was reached)
+
+
+def trace_record(fm: dict) -> Optional[list]:
+    """What a FLOW_MOD tells about the paths it serves: the address fields of its match as
+    [name, value, mask] and whether it forwards (outputs to a port other than CONTROLLER).  None
+    for a FLOW_MOD whose match names no address (a table-miss or discovery entry serves no
+    particular path)."""
+    fields = [[name, *fm["match"][name]] for name in TRACE_FIELDS if name in fm["match"]]
+    if not fields:
+        return None
+    forwards = any(a[0] == "output" and a[1] != codec.PORT_CONTROLLER
+                   for ins in fm["instructions"] if ins[0] in ("apply", "write") for a in ins[1])
+    return [fields, forwards]
+
+
 class FabricSwitch(SwitchProtocol):
     """A switch session whose PACKET_OUTs go to the fabric."""
 
@@ -177,6 +194,7 @@ class Fabric(SessionListener):
         self.packet_ins_data = 0        # PACKET_INs of non-discovery frames
         self.storm_drops = 0            # copies dropped by the hop or copy bound
         self.unsupported_outputs = 0    # output to NORMAL / LOCAL / TABLE from a table
+        self.trace: Optional[dict] = None   # per-flow provisioning records, while start_trace() is on
         self._expire_call = None
 
     def prepare_hosts(self) -> None:
@@ -326,6 +344,8 @@ class Fabric(SessionListener):
                                            reason=reason), "packet_in")
         if self.data_plane and ethertype(data) not in DISCOVERY_ETHERTYPES:
             self.packet_ins_data += 1
+            if self.trace is not None:
+                self.trace["packet_ins"].setdefault((data[6:12], data[:6]), (self.now_ns(), at.dpid))
             return True
         sent = self.now_ns()
         self.relayed += 1
@@ -415,7 +435,28 @@ class Fabric(SessionListener):
         if times is None:
             times = self.flow_mod_times[sw.spec.datapath_id] = array("q")
         times.append(t)
+        if self.trace is not None and fm["command"] != fc.DELETE and fm["command"] != fc.DELETE_STRICT:
+            rec = trace_record(fm)
+            if rec is not None and len(self.trace["flow_mods"]) < TRACE_LIMIT:
+                self.trace["flow_mods"].append([t, sw.spec.datapath_id, *rec])
+            elif rec is not None:
+                self.trace["truncated"] = True
         self._send_flow_removed(sw)
+
+    # ------------------------------------------------------------------ provisioning trace
+    def start_trace(self) -> None:
+        """Record, from now on, the first data PACKET_IN of every (source MAC, destination MAC)
+        pair and every FLOW_MOD whose match names an address: what the path-provisioning
+        benchmarks attribute to their test flows (see :func:`trace_record`)."""
+        self.trace = {"packet_ins": {}, "flow_mods": [], "truncated": False}
+
+    def trace_report(self) -> dict:
+        """The trace as plain data: ``packet_ins`` [[src hex, dst hex, t_ns, dpid]], ``flow_mods``
+        [[t_ns, dpid, [[field, value, mask]...], forwards]]."""
+        if self.trace is None:
+            return {"packet_ins": [], "flow_mods": [], "truncated": False, "on": False}
+        return {"packet_ins": [[s.hex(), d.hex(), t, dpid] for (s, d), (t, dpid) in self.trace["packet_ins"].items()],
+                "flow_mods": list(self.trace["flow_mods"]), "truncated": self.trace["truncated"], "on": True}
 
     def _send_flow_removed(self, sw: FabricSwitch) -> None:
         pending = sw.pipeline.removed_pending

@@ -212,7 +212,8 @@ class FabricNet:
         if action == "announce":
             return {"here": True, "announced": port.announce([(bytes.fromhex(m), ip) for m, ip in cmd["hosts"]])}
         if action == "stream":
-            flows = tpt.synthetic_flows(cmd["flows"], cmd.get("src_net", 101), cmd.get("dst_net", 102))
+            flows = tpt.synthetic_flows(cmd["flows"], cmd.get("src_net", 101), cmd.get("dst_net", 102),
+                                        cmd.get("first", 1))
             s = port.add_stream(cmd["stream"], flows, cmd.get("size", 128), cmd.get("rate", 1000.0),
                                 cmd.get("count"), cmd.get("duration"))
             return {"here": True, **s.report()}
@@ -223,7 +224,7 @@ class FabricNet:
             port.stop()
             return {"here": True}
         if action == "report":
-            return {"here": True, **port.report()}
+            return {"here": True, **port.report(cmd.get("flow_times", False))}
         raise ValueError(f"unknown test-port action {action!r} (attach, announce, stream, start, stop, report)")
 
     def close(self) -> None:

@@ -105,6 +105,13 @@ def serve(channel) -> None:  # pragma: no cover - runs in the shard process (int
                        **state["fabric"].fabric.status(cmd.get("before_ns"))})
             elif name == "test_port":
                 reply({"event": "test_port", **state["fabric"].test_port(cmd)})
+            elif name == "fabric_trace":
+                fabric = state["fabric"].fabric
+                if cmd["action"] == "start":
+                    fabric.start_trace()
+                    reply({"event": "trace", "started_ns": time.monotonic_ns()})
+                else:
+                    reply({"event": "trace", **fabric.trace_report()})
             elif name == "fabric_change":
                 reply({"event": "changed", "change": state["fabric"].change(cmd["kind"], cmd["dpid"], cmd.get("port"))})
             elif name == "quiesce":

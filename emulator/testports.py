@@ -58,16 +58,17 @@ class Flow:
     dst_ip: int
 
 
-def synthetic_flows(n: int, src_net: int = 101, dst_net: int = 102) -> list:
-    """``n`` unique pairs: sources 0a:<src_net>:00:ii:ii:ii / 10.<src_net>.x.y, destinations the same
-    with ``dst_net`` (the S1..Sn, D1..Dn of RFC 8456 A.4.6)."""
-    if not 1 <= n <= 0xFFFF00:
-        raise ValueError(f"number of flows must be 1..{0xFFFF00} (got {n})")
+def synthetic_flows(n: int, src_net: int = 101, dst_net: int = 102, first: int = 1) -> list:
+    """``n`` unique pairs, numbered from ``first``: sources 0a:<src_net>:00:ii:ii:ii / 10.<src_net>.x.y,
+    destinations the same with ``dst_net`` (the S1..Sn, D1..Dn of RFC 8456 A.4.6).  MACs are unique
+    up to index 0xFFFF00; the IPv4 addresses hold the index's low 16 bits (they repeat after 65535)."""
+    if not 1 <= first or not 1 <= n or first + n - 1 > 0xFFFF00:
+        raise ValueError(f"flows must be numbered within 1..{0xFFFF00} (got {n} from {first})")
     out = []
-    for i in range(1, n + 1):
+    for i in range(first, first + n):
         idx = i.to_bytes(3, "big")
         out.append(Flow(bytes([0x0A, src_net, 0]) + idx, bytes([0x0A, dst_net, 0]) + idx,
-                        (10 << 24) | (src_net << 16) | i, (10 << 24) | (dst_net << 16) | i))
+                        (10 << 24) | (src_net << 16) | (i & 0xFFFF), (10 << 24) | (dst_net << 16) | (i & 0xFFFF)))
     return out
 
 
@@ -260,7 +261,12 @@ class TestPort:
             rx = self.rx[stream] = RxStream()
         rx.record(flow, seq, sent, t)
 
-    def report(self) -> dict:
-        return {"tx": {s: v.report() for s, v in self.tx.items()},
-                "rx": {s: v.report() for s, v in self.rx.items()}, "other_rx": self.other_rx,
-                "announced": self.announced}
+    def report(self, flow_times: bool = False) -> dict:
+        """Per-stream figures; ``flow_times`` adds each flow's first arrival (``rx_flow_first``:
+        stream -> [[flow index, t_ns], ...])."""
+        out = {"tx": {s: v.report() for s, v in self.tx.items()},
+               "rx": {s: v.report() for s, v in self.rx.items()}, "other_rx": self.other_rx,
+               "announced": self.announced}
+        if flow_times:
+            out["rx_flow_first"] = {s: [[f, t] for f, t in v.flow_first_ns.items()] for s, v in self.rx.items()}
+        return out

@@ -104,8 +104,13 @@ def test_bad_stream_arguments_are_named():
     tp.add_stream(1, flows, count=1)
     with pytest.raises(ValueError, match="already used"):
         tp.add_stream(1, flows, count=1)
-    with pytest.raises(ValueError, match="number of flows must be"):
+    with pytest.raises(ValueError, match="flows must be numbered within"):
         tpt.synthetic_flows(0)
+    with pytest.raises(ValueError, match=r"got 2 from 16776960"):
+        tpt.synthetic_flows(2, first=0xFFFF00)
+    # Unique MACs past 65535; the IPv4 addresses keep their network byte and wrap in the low 16 bits.
+    late = tpt.synthetic_flows(2, first=0xFFFF)
+    assert late[1].src_mac == bytes([0x0A, 101, 0, 0x01, 0x00, 0x00]) and late[1].src_ip == (10 << 24) | (101 << 16)
     with pytest.raises(ValueError, match="'10.1' is not an IPv4 address"):
         tpt.ip_value("10.1")
 

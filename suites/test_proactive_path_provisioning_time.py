@@ -1,0 +1,52 @@
+"""RFC 8456 §5.1.5 Proactive Path Provisioning Time (A.4.5; RFC 8455 term 2.3.1.5)."""
+
+import pytest
+
+from fixtures.harness import TrialOutcome
+from fixtures.paths import choose_path, extra_note, guarded, proactive_time_trial, run_parameters
+
+DEFINITION = (
+    "PPT = Tdf1 − Tsf1 (the RFC body's definition). Tsf1: the first northbound request that installs the path, sent "
+    "at I2. Tdf1: the instant the whole path was provisioned at I1 — each path switch's first FLOW_MOD serving the "
+    "test flow after Tsf1, the latest of these. The table-miss action is 'drop'; TP1's single stream (S1, D1) runs "
+    "before and during the installation; one entry per path switch (match source and destination MAC, output "
+    "toward TP2) is requested, TP2's switch first. Beside it, the data-plane time: Tsf1 to TP2's first frame. "
+    "Reported per trial in ms; TPPm and TPPv over the trials.")
+MEASUREMENT_POINT = (
+    "northbound client at interface I2 (request sent) and forwarding-plane emulator at I1 (FLOW_MOD read), one "
+    "monotonic clock on one host; the data-plane variant at test port TP2")
+
+
+@pytest.mark.rfc("5.1.5")
+@pytest.mark.performance
+def test_proactive_path_provisioning_time(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
+    topo, p = deployed_topology, bmwg.paths
+    controller = path_controller("proactive")
+    try:
+        choice = choose_path(topo, p.path_length)
+    except ValueError as exc:
+        pytest.skip(str(exc))
+    run = benchmark_run(
+        benchmark="test_proactive_path_provisioning_time", title="Proactive Path Provisioning Time",
+        rfc_section="5.1.5", unit="ms", symbol="PPT", definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
+        higher_is_better=False,
+        parameters={**run_parameters(controller, topo, choice, "proactive"), "stream_rate_fps": p.rate,
+                    "td_s": p.td, "frame_size": p.frame_size})
+    run.entry["series_x"] = {"name": "network devices in the path", "value": len(choice.hops)}
+    run.entry["trial_columns"] = [("path_switches", "Devices in path"), ("nb_requests", "NB requests"),
+                                  ("nb_requests_ms", "NB requests answered (ms)"),
+                                  ("data_plane_ms", "NB request → first frame at TP2 (ms)")]
+    run.store.save()
+    path_emulator.data_plane = {"table_miss": "drop"}
+
+    def trial(index):
+        fnb = controller.flow_northbound()   # the embedded Ryu restarts per trial on a new REST port
+        r = guarded(lambda: proactive_time_trial(path_emulator, topo, controller, fnb, choice, p, index))
+        return TrialOutcome(value=r["ppt_ms"], details=r, note=r.get("note", ""))
+
+    entry = run.run(trial)
+    extra_note(run, entry, "data_plane_ms", "data-plane variant (first NB request to first frame at TP2), ms")
+    run.store.save()
+    assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")
+    assert all(t["value"] >= 0 for t in entry["trials"] if t.get("ok"))
+    assert entry["outcome"]["status"] == "passed", entry["outcome"].get("reason")

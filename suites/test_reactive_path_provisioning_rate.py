@@ -1,0 +1,49 @@
+"""RFC 8456 §5.1.6 Reactive Path Provisioning Rate (A.4.6; RFC 8455 term 2.3.1.6)."""
+
+import pytest
+
+from fixtures.harness import TrialOutcome
+from fixtures.paths import choose_path, extra_note, guarded, reactive_rate_trial, run_parameters
+
+DEFINITION = (
+    "RPR = Ndf / Td. TP2 first announces the destinations D1..Dn (gratuitous ARPs) and the controller learns them; "
+    "then TP1 sends one frame for each new address pair (Si, Di) at the offered rate for Td, so every frame needs a "
+    "new path and unique frames are paths. Ndf: the pairs whose frame reached TP2 within Td of TP1's first frame. "
+    "The table-miss action is 'send to controller'; the topology is deployed anew and discovered for every trial. "
+    "Reported per trial in paths/s with the offered rate; RPPm and RPPv over the trials. A trial in which the "
+    "controller kept up with the offered rate (≥ 95 % of the pairs within Td) gives a lower bound of its maximum.")
+MEASUREMENT_POINT = "test ports TP1 (send) and TP2 (receive) on the emulator's monotonic clock (data plane)"
+
+
+@pytest.mark.rfc("5.1.6")
+@pytest.mark.performance
+def test_reactive_path_provisioning_rate(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
+    topo, p = deployed_topology, bmwg.paths
+    controller = path_controller("reactive")
+    try:
+        choice = choose_path(topo, p.path_length)
+    except ValueError as exc:
+        pytest.skip(str(exc))
+    run = benchmark_run(
+        benchmark="test_reactive_path_provisioning_rate", title="Reactive Path Provisioning Rate",
+        rfc_section="5.1.6", unit="paths/s", symbol="RPR", definition=DEFINITION,
+        measurement_point=MEASUREMENT_POINT, higher_is_better=True,
+        parameters={**run_parameters(controller, topo, choice, "reactive"), "offered_rate_pairs_per_s": p.offered_rate,
+                    "td_s": p.rate_td, "unique_pairs_per_trial": int(p.offered_rate * p.rate_td),
+                    "frame_size": p.frame_size})
+    run.entry["series_x"] = {"name": "network devices in the path", "value": len(choice.hops)}
+    run.entry["trial_columns"] = [("ndf", "Ndf"), ("offered_rate_measured", "Offered rate (measured, pairs/s)"),
+                                  ("reached_after_td", "Paths after Td"), ("path_switches", "Devices in path")]
+    run.store.save()
+    path_emulator.data_plane = {"table_miss": "controller"}
+
+    def trial(index):
+        r = guarded(lambda: reactive_rate_trial(path_emulator, topo, controller, choice, p, index))
+        return TrialOutcome(value=r["rpr"], details=r, note=r.get("note", ""), lower_bound=bool(r.get("kept_up")))
+
+    entry = run.run(trial)
+    extra_note(run, entry, "offered_rate_measured", "offered rate as sent by TP1, pairs/s")
+    run.store.save()
+    assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")
+    assert all(0 < t["value"] <= p.offered_rate * 1.05 for t in entry["trials"] if t.get("ok"))
+    assert entry["outcome"]["status"] == "passed", entry["outcome"].get("reason")

@@ -1,0 +1,52 @@
+"""RFC 8456 §5.1.4 Reactive Path Provisioning Time (A.4.4; RFC 8455 term 2.3.1.4)."""
+
+import pytest
+
+from fixtures.harness import TrialOutcome
+from fixtures.paths import choose_path, extra_note, guarded, reactive_time_trial, run_parameters
+
+DEFINITION = (
+    "RPT = Tdf1 − Tsf1 (the RFC body's control-plane definition). Tsf1: the first PACKET_IN carrying the test "
+    "flow (S1, D1) that a switch writes to the controller. Tdf1: the instant the whole path was provisioned — for "
+    "each switch that received a FLOW_MOD serving the flow (its match fits the flow's addresses and it forwards), "
+    "that switch's first such FLOW_MOD; the latest of these. The destination D1 is announced first by a gratuitous "
+    "ARP from TP2; the table-miss action is 'send to controller'; the topology is deployed anew and discovered by "
+    "the controller for every trial. Beside it, the Appendix's data-plane time: TP1's first frame sent to TP2's first "
+    "frame received. Reported per trial in ms; TRPm and TRPv over the trials.")
+MEASUREMENT_POINT = (
+    "forwarding-plane emulator at interface I1 (monotonic ns at the PACKET_IN write and the FLOW_MOD read); the "
+    "data-plane variant at test ports TP1 (send) and TP2 (receive), on the same clock")
+
+
+@pytest.mark.rfc("5.1.4")
+@pytest.mark.performance
+def test_reactive_path_provisioning_time(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
+    topo, p = deployed_topology, bmwg.paths
+    controller = path_controller("reactive")
+    try:
+        choice = choose_path(topo, p.path_length)
+    except ValueError as exc:
+        pytest.skip(str(exc))
+    run = benchmark_run(
+        benchmark="test_reactive_path_provisioning_time", title="Reactive Path Provisioning Time",
+        rfc_section="5.1.4", unit="ms", symbol="RPT", definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
+        higher_is_better=False,
+        parameters={**run_parameters(controller, topo, choice, "reactive"), "stream_rate_fps": p.rate,
+                    "td_s": p.td, "frame_size": p.frame_size})
+    run.entry["series_x"] = {"name": "network devices in the path", "value": len(choice.hops)}
+    run.entry["trial_columns"] = [("path_switches", "Devices in path"), ("provisioned_switches", "Switches provisioned"),
+                                  ("data_plane_ms", "TP1 → TP2 first frame (ms, data plane)"),
+                                  ("flow_mods_for_flow", "FLOW_MODs for the flow")]
+    run.store.save()
+    path_emulator.data_plane = {"table_miss": "controller"}
+
+    def trial(index):
+        r = guarded(lambda: reactive_time_trial(path_emulator, topo, controller, choice, p, index))
+        return TrialOutcome(value=r["rpt_ms"], details=r, note=r.get("note", ""))
+
+    entry = run.run(trial)
+    extra_note(run, entry, "data_plane_ms", "data-plane variant (A.4.4: first frame from TP1 to first frame at TP2), ms")
+    run.store.save()
+    assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")
+    assert all(t["value"] >= 0 for t in entry["trials"] if t.get("ok"))
+    assert entry["outcome"]["status"] == "passed", entry["outcome"].get("reason")
