@@ -113,3 +113,57 @@ def test_the_path_app_provisions_loop_free_paths_on_a_leaf_spine(ryu_paths):
     finally:
         em.withdraw()
         em.close()
+
+
+@pytest.fixture
+def ryu_proactive(tmp_path):
+    ctl = RyuController(tmp_path, openflow=codec.OFP13, ready_timeout=60)
+    ctl.use_role("proactive")
+    ctl.start()
+    yield ctl
+    ctl.stop()
+
+
+def test_reactive_path_provisioning_trials_against_ryu(ryu_paths):
+    """§5.1.4 and §5.1.6 trial functions, once each, on a leaf-spine: the path app's FLOW_MODs reach the
+    three path switches after the test flow's PACKET_IN, and the pairs offered get their paths."""
+    from fixtures import paths
+    topo = tp.leaf_spine(2, 3)
+    choice = paths.choose_path(topo)
+    p = paths.PathParams(td=5.0, offered_rate=200.0, rate_td=2.0)
+    em = TopologyEmulator(codec.OFP13, host_refresh=0, data_plane={"table_miss": "controller"})
+    try:
+        r = paths.reactive_time_trial(em, topo, ryu_paths, choice, p, index=0)
+        assert r["provisioned_switches"] == 3 == r["path_switches"] and r["note"] == ""
+        assert 0 < r["rpt_ms"] < r["data_plane_ms"] + 1000 and r["frames_received"] >= 1
+        ryu_paths.prepare_trial()          # a fresh controller, as the suites' trials have
+        r = paths.reactive_rate_trial(em, topo, ryu_paths, choice, p, index=1)
+        assert r["flows_offered"] == 400 and 0 < r["ndf"] <= 400 and r["rpr"] == r["ndf"] / 2.0
+        assert r["flow_mods_failed"] == 0
+    finally:
+        em.close()
+
+
+def test_proactive_path_provisioning_trials_against_ryu(ryu_proactive):
+    """§5.1.5 and §5.1.7 through Ryu's REST flow API (ofctl_rest): nothing reaches TP2 before the path is
+    requested (table-miss drop); every path switch gets its FLOW_MOD after the first request; and §5.2.3's
+    proactive count agrees with what was installed."""
+    from fixtures import paths
+    topo = tp.leaf_spine(2, 3)
+    choice = paths.choose_path(topo)
+    p = paths.PathParams(td=5.0, path_flows=60, probe_rate=600.0, rate_td=2.0, ftc_max=50, nb_workers=2)
+    em = TopologyEmulator(codec.OFP13, host_refresh=0, data_plane={"table_miss": "drop"})
+    try:
+        fnb = ryu_proactive.flow_northbound()
+        r = paths.proactive_time_trial(em, topo, ryu_proactive, fnb, choice, p, index=0)
+        assert r["nb_requests"] == 3 and 0 < r["ppt_ms"] and r["data_plane_ms"] > 0
+        ryu_proactive.prepare_trial()
+        fnb = ryu_proactive.flow_northbound()
+        r = paths.proactive_rate_trial(em, topo, ryu_proactive, fnb, choice, p, index=1)
+        assert r["paths_requested"] == 60 and r["nb_errors"] == 0 and r["ndf"] == 60 and r.get("kept_up")
+        ryu_proactive.prepare_trial()
+        fnb = ryu_proactive.flow_northbound()
+        r = paths.ftc_proactive_trial(em, topo, ryu_proactive, fnb, p, index=2)
+        assert r["nrp"] == 50 and r["nb_count_after"] == 50 and r["lower_bound"] and r["switch_entries"] >= 50
+    finally:
+        em.close()
