@@ -122,9 +122,9 @@ def pytest_addoption(parser):
     d.addoption("--offered-rate", type=float, default=1000.0,
                 help="§5.1.6: new address pairs per second TP1 offers (one frame each)")
     d.addoption("--rate-td", type=float, default=10.0, help="§5.1.6/§5.1.7: Td, seconds")
-    d.addoption("--path-flows", type=int, default=5000,
+    d.addoption("--path-flows", type=int, default=4000,
                 help="§5.1.7: paths requested through the northbound in one trial")
-    d.addoption("--probe-rate", type=float, default=10000.0,
+    d.addoption("--probe-rate", type=float, default=8000.0,
                 help="§5.1.7: frames/s TP1 cycles through the requested pairs at (a path's activation is seen "
                      "within path-flows / probe-rate s)")
     d.addoption("--nb-workers", type=int, default=4, help="concurrent northbound requests when installing flows")
