@@ -49,7 +49,8 @@ def render_markdown(data: dict) -> str:
         ("Network device type", f"emulated (bmwg-sdn emulator {emu.get('version', '—')})"),
         ("Number of nodes", "per benchmark, below"),
         ("Number of links", "per benchmark, below"),
-        ("Data-plane test traffic type", run.get("traffic", "per benchmark, below")),
+        ("Data-plane test traffic type", run.get("traffic") or _from_benchmarks(data, "data_plane_traffic",
+                                                                                 "per benchmark, below")),
         ("Controller system configuration",
          f"{host.get('cpus', '—')} CPUs ({host.get('cpu_model', '—')}), {_v(host.get('memory_gib'))} GiB, "
          f"{host.get('os', '—')}; controller and emulator share this host over loopback"),

@@ -41,7 +41,7 @@ def test_forwarding_table_capacity(benchmark_run, path_emulator, path_controller
         rate = p.ftc_rate or measured or 1000.0
         rate_source = ("--ftc-rate" if p.ftc_rate else "this run's §5.1.3 maximum rate" if measured
                        else "1000 frames/s (no §5.1.3 result in this run; set --ftc-rate)")
-    params = {**run_parameters(controller, topo, choice, ftc_mode), "flow_idle_timeout": "none (0: permanent)"}
+    params = {**run_parameters(controller, topo, choice, ftc_mode, flows_api=True), "flow_idle_timeout": "none (0: permanent)"}
     if ftc_mode == "reactive":
         params.update(traffic_rate_fps=rate, traffic_rate_source=rate_source, pairs_each_direction=p.ftc_flows,
                       query_interval_s=p.ftc_poll)
