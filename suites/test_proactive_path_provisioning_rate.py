@@ -34,7 +34,7 @@ def test_proactive_path_provisioning_rate(benchmark_run, path_emulator, path_con
                     "frame_size": p.frame_size})
     run.entry["series_x"] = {"name": "network devices in the path", "value": len(choice.hops)}
     run.entry["trial_columns"] = [("ndf", "Ndf"), ("paths_requested", "Paths requested in Td"),
-                                  ("nb_request_rate", "NB requests/s"), ("nb_errors", "NB errors"),
+                                  ("sb_rate", "Paths/s at I1 (control plane)"), ("nb_request_rate", "NB requests/s"), ("nb_errors", "NB errors"),
                                   ("path_switches", "Devices in path")]
     run.store.save()
     path_emulator.data_plane = {"table_miss": "drop"}
@@ -45,6 +45,7 @@ def test_proactive_path_provisioning_rate(benchmark_run, path_emulator, path_con
         return TrialOutcome(value=r["ppr"], details=r, note=r.get("note", ""), lower_bound=bool(r.get("kept_up")))
 
     entry = run.run(trial)
+    extra_note(run, entry, "sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")
     extra_note(run, entry, "nb_request_rate", "northbound flow requests answered per second")
     run.store.save()
     assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")

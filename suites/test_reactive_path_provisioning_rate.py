@@ -33,7 +33,7 @@ def test_reactive_path_provisioning_rate(benchmark_run, path_emulator, path_cont
                     "frame_size": p.frame_size})
     run.entry["series_x"] = {"name": "network devices in the path", "value": len(choice.hops)}
     run.entry["trial_columns"] = [("ndf", "Ndf"), ("offered_rate_measured", "Offered rate (measured, pairs/s)"),
-                                  ("reached_after_td", "Paths after Td"), ("path_switches", "Devices in path")]
+                                  ("sb_rate", "Paths/s at I1 (control plane)"), ("reached_after_td", "Paths after Td"), ("path_switches", "Devices in path")]
     run.store.save()
     path_emulator.data_plane = {"table_miss": "controller"}
 
@@ -42,6 +42,7 @@ def test_reactive_path_provisioning_rate(benchmark_run, path_emulator, path_cont
         return TrialOutcome(value=r["rpr"], details=r, note=r.get("note", ""), lower_bound=bool(r.get("kept_up")))
 
     entry = run.run(trial)
+    extra_note(run, entry, "sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")
     extra_note(run, entry, "offered_rate_measured", "offered rate as sent by TP1, pairs/s")
     run.store.save()
     assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")

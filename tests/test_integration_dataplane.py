@@ -139,6 +139,7 @@ def test_reactive_path_provisioning_trials_against_ryu(ryu_paths):
         ryu_paths.prepare_trial()          # a fresh controller, as the suites' trials have
         r = paths.reactive_rate_trial(em, topo, ryu_paths, choice, p, index=1)
         assert r["flows_offered"] == 400 and 0 < r["ndf"] <= 400 and r["rpr"] == r["ndf"] / 2.0
+        assert r["sb_paths_in_td"] >= r["ndf"]         # a path is complete at I1 before its frame reaches TP2
         assert r["flow_mods_failed"] == 0
     finally:
         em.close()
@@ -161,6 +162,7 @@ def test_proactive_path_provisioning_trials_against_ryu(ryu_proactive):
         fnb = ryu_proactive.flow_northbound()
         r = paths.proactive_rate_trial(em, topo, ryu_proactive, fnb, choice, p, index=1)
         assert r["paths_requested"] == 60 and r["nb_errors"] == 0 and r["ndf"] == 60 and r.get("kept_up")
+        assert r["sb_paths_in_td"] == 60
         ryu_proactive.prepare_trial()
         fnb = ryu_proactive.flow_northbound()
         r = paths.ftc_proactive_trial(em, topo, ryu_proactive, fnb, p, index=2)

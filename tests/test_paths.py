@@ -168,3 +168,18 @@ def test_flow_adapter_errors_name_the_adapter_and_the_call():
         nb.count_flows([1])
     with pytest.raises(ValueError, match="is not an http"):
         RyuFlows("ftp://x")
+
+
+def test_paths_completed_needs_every_path_switch_and_exact_pairs():
+    flows = tpt.synthetic_flows(3)
+    key = lambda f: dict(eth_src=int.from_bytes(f.src_mac, "big"), eth_dst=int.from_bytes(f.dst_mac, "big"))
+    trace = {"flow_mods": [
+        [100, 3, _fields(**key(flows[0])), True], [110, 2, _fields(**key(flows[0])), True],
+        [120, 1, _fields(**key(flows[0])), True], [130, 1, _fields(**key(flows[0])), True],   # complete at 120
+        [140, 3, _fields(**key(flows[1])), True], [150, 2, _fields(**key(flows[1])), True],   # two of three
+        [160, 3, _fields(**key(flows[2])), False],                                            # no output
+        [170, 3, _fields(eth_dst=key(flows[2])["eth_dst"]), True],                            # not a pair entry
+        [50, 1, _fields(**key(flows[1])), True],                                              # before the start
+    ], "packet_ins": {}}
+    assert paths.paths_completed(trace, flows, 3, since_ns=60) == [120]
+    assert paths.paths_completed(trace, flows, 2, since_ns=60) == [120, 150]
