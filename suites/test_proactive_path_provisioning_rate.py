@@ -3,7 +3,7 @@
 import pytest
 
 from fixtures.harness import TrialOutcome
-from fixtures.paths import choose_path, extra_note, guarded, proactive_rate_trial, run_parameters
+from fixtures.paths import finish_run, guarded, start_run, proactive_rate_trial
 
 DEFINITION = (
     "PPR = Ndf / Td, from data-plane observation of path activation (as the RFC asks). The table-miss action is "
@@ -21,33 +21,23 @@ MEASUREMENT_POINT = ("northbound client at I2 (Td starts at the first request) a
 def test_proactive_path_provisioning_rate(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("proactive")
-    try:
-        choice = choose_path(topo, p.path_length)
-    except ValueError as exc:
-        pytest.skip(str(exc))
-    run = benchmark_run(
-        benchmark="test_proactive_path_provisioning_rate", title="Proactive Path Provisioning Rate",
-        rfc_section="5.1.7", unit="paths/s", symbol="PPR", definition=DEFINITION,
+    run, choice = start_run(
+        benchmark_run, controller, topo, p, "proactive", path_emulator,
+        benchmark="test_proactive_path_provisioning_rate",
+        title="Proactive Path Provisioning Rate", section="5.1.7", unit="paths/s", symbol="PPR", definition=DEFINITION,
         measurement_point=MEASUREMENT_POINT, higher_is_better=True,
-        parameters={**run_parameters(controller, topo, choice, "proactive"), "paths_requested": p.path_flows,
-                    "offered_rate_fps": p.probe_rate, "td_s": p.rate_td, "nb_workers": p.nb_workers,
-                    "frame_size": p.frame_size})
-    run.entry["series_x"] = {"name": "network devices in the path", "value": len(choice.hops)}
-    run.entry["trial_columns"] = [("ndf", "Ndf"), ("paths_requested", "Paths requested in Td"),
-                                  ("sb_rate", "Paths/s at I1 (control plane)"), ("nb_request_rate", "NB requests/s"), ("nb_errors", "NB errors"),
-                                  ("path_switches", "Devices in path")]
-    run.store.save()
-    path_emulator.data_plane = {"table_miss": "drop"}
+        parameters={"paths_requested": p.path_flows, "offered_rate_fps": p.probe_rate, "td_s": p.rate_td,
+                    "nb_workers": p.nb_workers},
+        columns=[("ndf", "Ndf"), ("paths_requested", "Paths requested in Td"),
+                 ("sb_rate", "Paths/s at I1 (control plane)"), ("nb_request_rate", "NB requests/s"),
+                 ("nb_errors", "NB errors"), ("path_switches", "Devices in path")])
 
-    def trial(index):
+    def trial(index):   # the embedded Ryu restarts per trial: its REST ports are read anew
         fnb = controller.flow_northbound()
         r = guarded(lambda: proactive_rate_trial(path_emulator, topo, controller, fnb, choice, p, index))
         return TrialOutcome(value=r["ppr"], details=r, note=r.get("note", ""), lower_bound=bool(r.get("kept_up")))
 
-    entry = run.run(trial)
-    extra_note(run, entry, "sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")
-    extra_note(run, entry, "nb_request_rate", "northbound flow requests answered per second")
-    run.store.save()
-    assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")
-    assert all(t["value"] > 0 for t in entry["trials"] if t.get("ok"))
-    assert entry["outcome"]["status"] == "passed", entry["outcome"].get("reason")
+    finish_run(run, run.run(trial),
+               [("nb_request_rate", "northbound flow requests answered per second"),
+                ("sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")],
+               lambda v: v > 0)

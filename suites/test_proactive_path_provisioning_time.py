@@ -3,7 +3,7 @@
 import pytest
 
 from fixtures.harness import TrialOutcome
-from fixtures.paths import choose_path, extra_note, guarded, proactive_time_trial, run_parameters
+from fixtures.paths import finish_run, guarded, start_run, proactive_time_trial
 
 DEFINITION = (
     "PPT = Tdf1 − Tsf1 (the RFC body's definition). Tsf1: the first northbound request that installs the path, sent "
@@ -22,31 +22,21 @@ MEASUREMENT_POINT = (
 def test_proactive_path_provisioning_time(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("proactive")
-    try:
-        choice = choose_path(topo, p.path_length)
-    except ValueError as exc:
-        pytest.skip(str(exc))
-    run = benchmark_run(
-        benchmark="test_proactive_path_provisioning_time", title="Proactive Path Provisioning Time",
-        rfc_section="5.1.5", unit="ms", symbol="PPT", definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
-        higher_is_better=False,
-        parameters={**run_parameters(controller, topo, choice, "proactive"), "stream_rate_fps": p.rate,
-                    "td_s": p.td, "frame_size": p.frame_size})
-    run.entry["series_x"] = {"name": "network devices in the path", "value": len(choice.hops)}
-    run.entry["trial_columns"] = [("path_switches", "Devices in path"), ("nb_requests", "NB requests"),
-                                  ("nb_requests_ms", "NB requests answered (ms)"),
-                                  ("data_plane_ms", "NB request → first frame at TP2 (ms)")]
-    run.store.save()
-    path_emulator.data_plane = {"table_miss": "drop"}
+    run, choice = start_run(
+        benchmark_run, controller, topo, p, "proactive", path_emulator,
+        benchmark="test_proactive_path_provisioning_time",
+        title="Proactive Path Provisioning Time", section="5.1.5", unit="ms", symbol="PPT", definition=DEFINITION,
+        measurement_point=MEASUREMENT_POINT, higher_is_better=False,
+        parameters={"stream_rate_fps": p.rate, "td_s": p.td},
+        columns=[("path_switches", "Devices in path"), ("nb_requests", "NB requests"),
+                 ("nb_requests_ms", "NB requests answered (ms)"),
+                 ("data_plane_ms", "NB request → first frame at TP2 (ms)")])
 
-    def trial(index):
-        fnb = controller.flow_northbound()   # the embedded Ryu restarts per trial on a new REST port
+    def trial(index):   # the embedded Ryu restarts per trial: its REST ports are read anew
+        fnb = controller.flow_northbound()
         r = guarded(lambda: proactive_time_trial(path_emulator, topo, controller, fnb, choice, p, index))
         return TrialOutcome(value=r["ppt_ms"], details=r, note=r.get("note", ""))
 
-    entry = run.run(trial)
-    extra_note(run, entry, "data_plane_ms", "data-plane variant (first NB request to first frame at TP2), ms")
-    run.store.save()
-    assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")
-    assert all(t["value"] >= 0 for t in entry["trials"] if t.get("ok"))
-    assert entry["outcome"]["status"] == "passed", entry["outcome"].get("reason")
+    finish_run(run, run.run(trial),
+               [("data_plane_ms", "data-plane variant (first NB request to first frame at TP2), ms")],
+               lambda v: v >= 0)

@@ -3,7 +3,7 @@
 import pytest
 
 from fixtures.harness import TrialOutcome
-from fixtures.paths import choose_path, extra_note, guarded, reactive_rate_trial, run_parameters
+from fixtures.paths import finish_run, guarded, start_run, reactive_rate_trial
 
 DEFINITION = (
     "RPR = Ndf / Td. TP2 first announces the destinations D1..Dn (gratuitous ARPs) and the controller learns them; "
@@ -20,31 +20,22 @@ MEASUREMENT_POINT = "test ports TP1 (send) and TP2 (receive) on the emulator's m
 def test_reactive_path_provisioning_rate(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("reactive")
-    try:
-        choice = choose_path(topo, p.path_length)
-    except ValueError as exc:
-        pytest.skip(str(exc))
-    run = benchmark_run(
-        benchmark="test_reactive_path_provisioning_rate", title="Reactive Path Provisioning Rate",
-        rfc_section="5.1.6", unit="paths/s", symbol="RPR", definition=DEFINITION,
+    run, choice = start_run(
+        benchmark_run, controller, topo, p, "reactive", path_emulator,
+        benchmark="test_reactive_path_provisioning_rate",
+        title="Reactive Path Provisioning Rate", section="5.1.6", unit="paths/s", symbol="RPR", definition=DEFINITION,
         measurement_point=MEASUREMENT_POINT, higher_is_better=True,
-        parameters={**run_parameters(controller, topo, choice, "reactive"), "offered_rate_pairs_per_s": p.offered_rate,
-                    "td_s": p.rate_td, "unique_pairs_per_trial": int(p.offered_rate * p.rate_td),
-                    "frame_size": p.frame_size})
-    run.entry["series_x"] = {"name": "network devices in the path", "value": len(choice.hops)}
-    run.entry["trial_columns"] = [("ndf", "Ndf"), ("offered_rate_measured", "Offered rate (measured, pairs/s)"),
-                                  ("sb_rate", "Paths/s at I1 (control plane)"), ("reached_after_td", "Paths after Td"), ("path_switches", "Devices in path")]
-    run.store.save()
-    path_emulator.data_plane = {"table_miss": "controller"}
+        parameters={"offered_rate_pairs_per_s": p.offered_rate, "td_s": p.rate_td,
+                    "unique_pairs_per_trial": int(p.offered_rate * p.rate_td)},
+        columns=[("ndf", "Ndf"), ("offered_rate_measured", "Offered rate (measured, pairs/s)"),
+                 ("sb_rate", "Paths/s at I1 (control plane)"), ("reached_after_td", "Paths after Td"),
+                 ("path_switches", "Devices in path")])
 
-    def trial(index):
+    def trial(index):   # the embedded Ryu restarts per trial: its REST ports are read anew
         r = guarded(lambda: reactive_rate_trial(path_emulator, topo, controller, choice, p, index))
         return TrialOutcome(value=r["rpr"], details=r, note=r.get("note", ""), lower_bound=bool(r.get("kept_up")))
 
-    entry = run.run(trial)
-    extra_note(run, entry, "sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")
-    extra_note(run, entry, "offered_rate_measured", "offered rate as sent by TP1, pairs/s")
-    run.store.save()
-    assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")
-    assert all(0 < t["value"] <= p.offered_rate * 1.05 for t in entry["trials"] if t.get("ok"))
-    assert entry["outcome"]["status"] == "passed", entry["outcome"].get("reason")
+    finish_run(run, run.run(trial),
+               [("offered_rate_measured", "offered rate as sent by TP1, pairs/s"),
+                ("sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")],
+               lambda v: 0 < v <= p.offered_rate * 1.05)

@@ -3,7 +3,7 @@
 import pytest
 
 from fixtures.harness import TrialOutcome
-from fixtures.paths import choose_path, extra_note, guarded, reactive_time_trial, run_parameters
+from fixtures.paths import finish_run, guarded, start_run, reactive_time_trial
 
 DEFINITION = (
     "RPT = Tdf1 − Tsf1 (the RFC body's control-plane definition). Tsf1: the first PACKET_IN carrying the test "
@@ -23,30 +23,20 @@ MEASUREMENT_POINT = (
 def test_reactive_path_provisioning_time(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("reactive")
-    try:
-        choice = choose_path(topo, p.path_length)
-    except ValueError as exc:
-        pytest.skip(str(exc))
-    run = benchmark_run(
-        benchmark="test_reactive_path_provisioning_time", title="Reactive Path Provisioning Time",
-        rfc_section="5.1.4", unit="ms", symbol="RPT", definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
-        higher_is_better=False,
-        parameters={**run_parameters(controller, topo, choice, "reactive"), "stream_rate_fps": p.rate,
-                    "td_s": p.td, "frame_size": p.frame_size})
-    run.entry["series_x"] = {"name": "network devices in the path", "value": len(choice.hops)}
-    run.entry["trial_columns"] = [("path_switches", "Devices in path"), ("provisioned_switches", "Switches provisioned"),
-                                  ("data_plane_ms", "TP1 → TP2 first frame (ms, data plane)"),
-                                  ("flow_mods_for_flow", "FLOW_MODs for the flow")]
-    run.store.save()
-    path_emulator.data_plane = {"table_miss": "controller"}
+    run, choice = start_run(
+        benchmark_run, controller, topo, p, "reactive", path_emulator,
+        benchmark="test_reactive_path_provisioning_time",
+        title="Reactive Path Provisioning Time", section="5.1.4", unit="ms", symbol="RPT", definition=DEFINITION,
+        measurement_point=MEASUREMENT_POINT, higher_is_better=False,
+        parameters={"stream_rate_fps": p.rate, "td_s": p.td},
+        columns=[("path_switches", "Devices in path"), ("provisioned_switches", "Switches provisioned"),
+                 ("data_plane_ms", "TP1 → TP2 first frame (ms, data plane)"),
+                 ("flow_mods_for_flow", "FLOW_MODs for the flow")])
 
-    def trial(index):
+    def trial(index):   # the embedded Ryu restarts per trial: its REST ports are read anew
         r = guarded(lambda: reactive_time_trial(path_emulator, topo, controller, choice, p, index))
         return TrialOutcome(value=r["rpt_ms"], details=r, note=r.get("note", ""))
 
-    entry = run.run(trial)
-    extra_note(run, entry, "data_plane_ms", "data-plane variant (A.4.4: first frame from TP1 to first frame at TP2), ms")
-    run.store.save()
-    assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")
-    assert all(t["value"] >= 0 for t in entry["trials"] if t.get("ok"))
-    assert entry["outcome"]["status"] == "passed", entry["outcome"].get("reason")
+    finish_run(run, run.run(trial),
+               [("data_plane_ms", "data-plane variant (A.4.4: first frame from TP1 to first frame at TP2), ms")],
+               lambda v: v >= 0)
