@@ -15,12 +15,19 @@ from fixtures.discovery import TopologyEmulator
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def ryu(tmp_path):
+def started_ryu(tmp_path, role=None):
+    """The embedded Ryu in ``role`` (its learning switch by default), started; a generator for fixtures."""
     ctl = RyuController(tmp_path, openflow=codec.OFP13, ready_timeout=60)
+    if role:
+        ctl.use_role(role)
     ctl.start()
     yield ctl
     ctl.stop()
+
+
+@pytest.fixture
+def ryu(tmp_path):
+    yield from started_ryu(tmp_path)
 
 
 def wait_for(check, seconds=20.0):
@@ -78,11 +85,7 @@ def test_a_test_port_must_sit_at_a_host_port(ryu):
 
 @pytest.fixture
 def ryu_paths(tmp_path):
-    ctl = RyuController(tmp_path, openflow=codec.OFP13, ready_timeout=60)
-    ctl.use_role("paths")
-    ctl.start()
-    yield ctl
-    ctl.stop()
+    yield from started_ryu(tmp_path, "paths")
 
 
 def test_the_path_app_provisions_loop_free_paths_on_a_leaf_spine(ryu_paths):
@@ -117,11 +120,7 @@ def test_the_path_app_provisions_loop_free_paths_on_a_leaf_spine(ryu_paths):
 
 @pytest.fixture
 def ryu_proactive(tmp_path):
-    ctl = RyuController(tmp_path, openflow=codec.OFP13, ready_timeout=60)
-    ctl.use_role("proactive")
-    ctl.start()
-    yield ctl
-    ctl.stop()
+    yield from started_ryu(tmp_path, "proactive")
 
 
 def test_reactive_path_provisioning_trials_against_ryu(ryu_paths):
