@@ -435,7 +435,7 @@ class Fabric(SessionListener):
         if times is None:
             times = self.flow_mod_times[sw.spec.datapath_id] = array("q")
         times.append(t)
-        if self.trace is not None and fm["command"] != fc.DELETE and fm["command"] != fc.DELETE_STRICT:
+        if self.trace is not None and fm["command"] not in (fc.DELETE, fc.DELETE_STRICT):
             rec = trace_record(fm)
             if rec is not None and len(self.trace["flow_mods"]) < TRACE_LIMIT:
                 self.trace["flow_mods"].append([t, sw.spec.datapath_id, *rec])
@@ -454,9 +454,9 @@ class Fabric(SessionListener):
         """The trace as plain data: ``packet_ins`` [[src hex, dst hex, t_ns, dpid]], ``flow_mods``
         [[t_ns, dpid, [[field, value, mask]...], forwards]]."""
         if self.trace is None:
-            return {"packet_ins": [], "flow_mods": [], "truncated": False, "on": False}
+            return {"packet_ins": [], "flow_mods": [], "truncated": False}
         return {"packet_ins": [[s.hex(), d.hex(), t, dpid] for (s, d), (t, dpid) in self.trace["packet_ins"].items()],
-                "flow_mods": list(self.trace["flow_mods"]), "truncated": self.trace["truncated"], "on": True}
+                "flow_mods": list(self.trace["flow_mods"]), "truncated": self.trace["truncated"]}
 
     def _send_flow_removed(self, sw: FabricSwitch) -> None:
         pending = sw.pipeline.removed_pending
