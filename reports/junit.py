@@ -1,9 +1,9 @@
 """junit.xml rendered from results.json: one testcase per benchmark.
 
 Each testcase carries the summary, verdict and p-value as ``<properties>`` (as
-pytest's ``record_property`` does); a FAIL verdict or a benchmark with no
-successful trial is a failure with its reason; a benchmark that could not run
-is skipped with its reason.
+pytest's ``record_property`` does).  Its result is reports/outcome.py's rule:
+failed is a ``<failure>``, error a ``<error>``, skipped a ``<skipped>``, each
+with the rule's reason, so the suite counts agree with pytest's.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
+from .outcome import ERROR, FAILED, SKIPPED, judge
 from .results import ok_values
 from .summary import headline
 
@@ -23,7 +24,9 @@ def _fmt(value) -> str:
 
 
 def benchmark_properties(bench: dict) -> dict:
-    props = {"rfc_section": bench.get("rfc_section"), "unit": bench.get("unit")}
+    status, reason = judge(bench)
+    props = {"rfc_section": bench.get("rfc_section"), "unit": bench.get("unit"), "outcome": status,
+             "outcome.reason": reason}
     for key, value in (bench.get("summary") or {}).items():
         props[f"summary.{key}"] = value
     verdict = bench.get("verdict") or {}
@@ -40,21 +43,16 @@ def render_junit(data: dict) -> str:
     suites = []
     for bench in data.get("benchmarks", []):
         name = bench["benchmark"] + (f"[{bench['variant']}]" if bench.get("variant") else "")
-        summary = bench.get("summary") or {}
         case = TestCase(name, classname=f"bmwg_sdn.rfc8456.s{bench.get('rfc_section', '')}",
                         elapsed_sec=bench.get("duration_s"),
                         stdout=headline(bench))
-        outcome = bench.get("outcome") or {}
-        verdict = (bench.get("verdict") or {}).get("result")
-        if outcome.get("status") == "skipped":
-            case.add_skipped_info(outcome.get("reason", "skipped"))
-        elif verdict == "FAIL":
-            case.add_failure_info(f"verdict FAIL: {(bench.get('verdict') or {}).get('note', '')}".strip(),
-                                  _failure_text(bench))
-        elif not summary.get("n") and bench.get("trials"):
-            case.add_failure_info(outcome.get("reason") or "no successful trial", _failure_text(bench))
-        elif outcome.get("status") == "failed":
-            case.add_failure_info(outcome.get("reason") or "benchmark failed", _failure_text(bench))
+        status, reason = judge(bench)
+        if status == SKIPPED:
+            case.add_skipped_info(reason)
+        elif status == FAILED:
+            case.add_failure_info(reason, _failure_text(bench))
+        elif status == ERROR:
+            case.add_error_info(reason, _failure_text(bench))
         suites.append(TestSuite(f"bmwg-sdn {name}", [case], timestamp=(data.get("run") or {}).get("started")))
     xml = to_xml_report_string(suites, prettyprint=False)
     return _add_case_properties(xml, data)
@@ -67,6 +65,7 @@ def _failure_text(bench: dict) -> str:
 
 def _add_case_properties(xml: str, data: dict) -> str:
     root = ET.fromstring(xml)
+    root.set("skipped", str(sum(int(suite.get("skipped", 0)) for suite in root.iter("testsuite"))))
     for suite, bench in zip(root.iter("testsuite"), data.get("benchmarks", [])):
         case = suite.find("testcase")
         props = ET.Element("properties")

@@ -1,8 +1,10 @@
 """``results.json``: the source of truth every other report is rendered from.
 
 The file is rewritten atomically (temporary file, then rename) after every
-trial, so a crash or Ctrl-C loses nothing already measured.  The schema is
-documented in README.md ("results.json"); ``SCHEMA_VERSION`` changes when it does.
+trial, so a crash or Ctrl-C loses nothing already measured.  Its format is
+``results.schema.json`` (JSON Schema 2020-12) beside this module, explained in
+docs/results-schema.md; ``SCHEMA_VERSION`` changes when it does.  Version 1
+files still load.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ import os
 import tempfile
 from pathlib import Path
 
-SCHEMA_VERSION = 1
-BENCHMARK_KEYS = ("benchmark", "rfc_section", "unit", "parameters", "trials", "summary", "verdict")
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
+BENCHMARK_KEYS = ("benchmark", "rfc_section", "unit", "parameters", "trials", "summary", "verdict", "outcome")
 
 
 class ResultsError(ValueError):
@@ -33,6 +37,7 @@ class ResultStore:
         entry.setdefault("trials", [])
         entry.setdefault("summary", None)
         entry.setdefault("verdict", None)
+        entry.setdefault("outcome", {"status": "running"})
         self.data["benchmarks"].append(entry)
         return entry
 
@@ -47,6 +52,7 @@ def write_json_atomic(path: Path, data) -> None:
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=2, default=str)
             f.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the results are for every reader of the folder
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -69,6 +75,10 @@ def load_results(path: str | os.PathLike) -> dict:
         raise ResultsError(f"{path} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
         raise ResultsError(f"{path} has no 'benchmarks' list: not a bmwg-sdn results file")
+    version = data.get("schema_version", 1)
+    if version not in READABLE_VERSIONS:
+        raise ResultsError(f"{path} has schema_version {version!r}; this bmwg-sdn reads versions "
+                           f"{', '.join(map(str, READABLE_VERSIONS))}")
     for i, bench in enumerate(data["benchmarks"]):
         if not isinstance(bench, dict):
             raise ResultsError(f"{path}: benchmarks[{i}] is not an object")
@@ -80,9 +90,32 @@ def load_results(path: str | os.PathLike) -> dict:
     return data
 
 
+def validate(data, source: str = "results") -> None:
+    """Check ``data`` against results.schema.json; ResultsError names the JSON path of the first problem.
+
+    Needs the ``jsonschema`` package (imported here only)."""
+    try:
+        import jsonschema
+    except ImportError:
+        raise ImportError("validating results needs the jsonschema package: pip install jsonschema") from None
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        raise ResultsError(f"{source}: {error.json_path}: {error.message}")
+
+
 def ok_values(bench: dict) -> list:
     """The values of a benchmark's successful trials."""
     return [t["value"] for t in bench.get("trials", []) if t.get("ok") and t.get("value") is not None]
+
+
+def lower_bound_trials(bench: dict) -> list:
+    """The successful measured trials whose value is a lower bound (a cap was reached)."""
+    return [t for t in bench.get("trials", []) if t.get("ok") and t.get("value") is not None and t.get("lower_bound")]
+
+
+def lower_bound_note(n: int) -> str:
+    return f"lower bound: {n} trial(s) reached a cap"
 
 
 def find_benchmark(data: dict, name: str, variant: str | None = None) -> dict | None:

@@ -1,16 +1,23 @@
 """The RFC 8456 report (Markdown), rendered from results.json.
 
-Layout: the §4.8 global template (test configuration, controller settings,
-emulator capabilities), then per benchmark its definition, measurement point,
-parameters, the per-trial table ending in the RFC's average and variance rows,
-labelled non-RFC extras, the verdict and the controller's resource use.
+Layout: the run's outcome and the outcome rule, the run record (command line,
+profile, controller apps and limits, CPU placement), the §4.8 global template
+(test configuration, controller settings, emulator capabilities), then per
+benchmark its outcome, definition, measurement point, parameters, the
+per-trial table ending in the RFC's average and variance rows, labelled
+non-RFC extras, the verdict and the controller's resource use.  A value that
+is a lower bound (a cap was reached) is shown as ``≥ value``.
 """
 
 from __future__ import annotations
 
-from .results import ok_values
+import re
 
-EXTRA_KEYS = ("median", "stdev", "min", "max", "ci95_low", "ci95_high")
+from .outcome import RULE, judge, run_line
+from .results import lower_bound_note, lower_bound_trials
+
+EXTRA_KEYS = ("median", "stdev", "min", "max", "ci95_low", "ci95_high", "ci95_method")
+SCHEMA_1_CI = "Student t interval (schema 1 file)"
 
 
 def _v(value, digits: int = 6) -> str:
@@ -23,10 +30,20 @@ def _v(value, digits: int = 6) -> str:
     return str(value)
 
 
+def _cell(value) -> str:
+    return _v(value).replace("|", "\\|").replace("\n", " ")
+
+
 def _table(rows, header=("Parameter", "Value")) -> list:
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(_v(c) for c in row) + " |" for row in rows]
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
     return out + [""]
+
+
+def _code_block(text: str) -> list:
+    """``text`` verbatim, fenced by more backticks than it holds in a row."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", text)), default=0))
+    return [fence, text, fence, ""]
 
 
 def render_markdown(data: dict) -> str:
@@ -37,7 +54,10 @@ def render_markdown(data: dict) -> str:
     lines = ["# RFC 8456 benchmark report — bmwg-sdn", "",
              f"Run started {run.get('started', '—')}; rendered from `results.json` "
              f"(schema {data.get('schema_version', '—')}).", "",
-             "## Test configuration parameters (RFC 8456 §4.8)", ""]
+             f"**Outcome.** {_run_outcome(data)}", "",
+             f"**Outcome rule.** {RULE}", ""]
+    lines += render_run_record(run)
+    lines += ["## Test configuration parameters (RFC 8456 §4.8)", ""]
     lines += _table([
         ("Controller name and version", f"{ctl.get('name', '—')} {ctl.get('version', '')}".strip()),
         ("Controller deployment", ctl.get("mode")),
@@ -70,9 +90,58 @@ def render_markdown(data: dict) -> str:
         ("Measurement point", emu.get("measurement_point", "emulator socket write/read, monotonic ns clock")),
     ])
     for bench in data.get("benchmarks", []):
-        lines += render_benchmark(bench)
+        lines += render_benchmark(bench, data.get("schema_version"))
     lines += render_series(data.get("benchmarks", []))
     return "\n".join(lines)
+
+
+def _run_outcome(data: dict) -> str:
+    line = run_line(data)  # "run FAILED: 3 passed, ..."
+    return line[len("run "):]
+
+
+def render_run_record(run: dict) -> list:
+    """What was run, exactly: command line, profile, controller apps and limits, CPU placement, emulator waits."""
+    ctl = run.get("controller") or {}
+    emu = run.get("emulator") or {}
+    lines = ["## Run record", "", "Command line:", ""]
+    lines += _code_block(run["command"]) if run.get("command") else ["—", ""]
+    apps = ctl.get("apps")
+    lines += _table([
+        ("Profile", run.get("profile")),
+        ("Baseline", run.get("baseline")),
+        ("Controller", ctl.get("name")),
+        ("Controller version", ctl.get("version")),
+        ("Controller apps", ", ".join(map(str, apps)) if isinstance(apps, list) else apps),
+        ("Controller open-file limit", _nofile(ctl)),
+        ("CPU placement", _affinity(run.get("cpu_affinity"))),
+        ("Emulator waits", _busy_poll(emu.get("busy_poll"))),
+    ], header=("Item", "Value"))
+    return lines
+
+
+def _nofile(ctl: dict):
+    limit = ctl.get("nofile_limit")
+    if limit is None:
+        return "not known (external)" if ctl.get("mode") == "external" else None
+    if isinstance(limit, dict):
+        return f"soft {_v(limit.get('soft'))} / hard {_v(limit.get('hard'))}"
+    if isinstance(limit, (list, tuple)) and len(limit) == 2:
+        return f"soft {_v(limit[0])} / hard {_v(limit[1])}"
+    return limit
+
+
+def _affinity(value):
+    if isinstance(value, dict):
+        return "; ".join(f"{who}: CPU {', '.join(map(str, cpus))}" if isinstance(cpus, list) else f"{who}: {cpus}"
+                         for who, cpus in value.items()) or None
+    return value
+
+
+def _busy_poll(value):
+    if value is None:
+        return None
+    return "busy-polling (opt-in)" if value else "blocking waits (default)"
 
 
 def _rediscovery(value) -> str:
@@ -118,17 +187,16 @@ def render_series(benchmarks: list) -> list:
     return lines
 
 
-def render_benchmark(bench: dict) -> list:
+def render_benchmark(bench: dict, schema_version=None) -> list:
     unit = bench.get("unit", "")
     variant = f" ({bench['variant']})" if bench.get("variant") else ""
-    lines = [f"## {bench.get('title', bench['benchmark'])}{variant} — RFC 8456 §{bench.get('rfc_section', '?')}", ""]
+    status, reason = judge(bench)
+    lines = [f"## {bench.get('title', bench['benchmark'])}{variant} — RFC 8456 §{bench.get('rfc_section', '?')}", "",
+             f"Outcome: {status.upper()}" + (f" — {reason}" if reason else ""), ""]
     if bench.get("definition"):
         lines += [f"**Definition.** {bench['definition']}", ""]
     if bench.get("measurement_point"):
         lines += [f"**Measurement point.** {bench['measurement_point']}", ""]
-    outcome = bench.get("outcome") or {}
-    if outcome.get("status") == "skipped":
-        lines += [f"**Not run:** {outcome.get('reason', '')}", ""]
     lines += ["### Parameters", ""]
     lines += _table(sorted((bench.get("parameters") or {}).items()))
     symbol = bench.get("symbol", "Value")
@@ -136,19 +204,24 @@ def render_benchmark(bench: dict) -> list:
     rows = []
     columns = bench.get("trial_columns") or []
     for t in bench.get("trials", []):
-        value = f"{_v(t.get('value'))}" if t.get("ok") else "—"
+        value = ("≥ " if t.get("lower_bound") else "") + _v(t.get("value")) if t.get("ok") else "—"
         extra = tuple((t.get("details") or {}).get(key) for key, _label in columns)
         rows.append((t.get("index"), value) + extra +
                     ("ok" if t.get("ok") else "failed", t.get("note") or t.get("reason", "")))
     summary = bench.get("summary") or {}
     blank = ("",) * len(columns)
-    rows.append(("Average", _v(summary.get("mean"))) + blank + (f"n = {summary.get('n', 0)}",
-                                                                 "RFC: sum of values / trials"))
+    capped = len(lower_bound_trials(bench))
+    mean = ("≥ " if capped and summary.get("mean") is not None else "") + _v(summary.get("mean"))
+    rows.append(("Average", mean) + blank + (f"n = {summary.get('n', 0)}", "RFC: sum of values / trials" +
+                                             (f"; {lower_bound_note(capped)}" if capped else "")))
     rows.append(("Variance", _v(summary.get("variance"))) + blank + ("", "RFC: divisor n − 1"))
     lines += _table(rows, header=("Trial", f"{symbol} ({unit})") + tuple(label for _key, label in columns)
                     + ("Outcome", "Notes"))
     lines += ["### Extras (not required by RFC 8456)", ""]
-    lines += _table([(k, summary.get(k)) for k in EXTRA_KEYS], header=("Statistic", f"Value ({unit})"))
+    extras = dict((k, summary.get(k)) for k in EXTRA_KEYS)
+    if extras["ci95_method"] is None and extras["ci95_low"] is not None and schema_version == 1:
+        extras["ci95_method"] = SCHEMA_1_CI
+    lines += _table(extras.items(), header=("Statistic", f"Value ({unit})"))
     verdict = bench.get("verdict")
     lines += ["### Verdict", ""]
     if verdict:
@@ -167,8 +240,6 @@ def render_benchmark(bench: dict) -> list:
         lines += _table(resources, header=("Trial", "CPU % mean", "CPU % max", "RSS max (MiB)"))
     if bench.get("notes"):
         lines += ["### Notes", ""] + [f"- {n}" for n in bench["notes"]] + [""]
-    if not ok_values(bench) and bench.get("trials"):
-        lines += ["**No successful trial:** the benchmark has no value.", ""]
     return lines
 
 

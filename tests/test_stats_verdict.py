@@ -1,13 +1,16 @@
 """Statistics and verdicts against hand-computed values and scipy."""
 
+import inspect
 import math
+import time
 import warnings
 
+import numpy as np
 import pytest
 from scipy import stats as sps
 
 from reports import verdict as v
-from reports.stats import percentile, summarize
+from reports.stats import CI95_METHOD, SUMMARY_KEYS, ci95_of_mean, median, percentile, quantiles, summarize
 
 
 def test_summary_rfc_figures_by_hand():
@@ -16,23 +19,60 @@ def test_summary_rfc_figures_by_hand():
     assert s["variance"] == pytest.approx(32 / 7)  # sum of squared deviations 32, divisor n - 1
     assert s["stdev"] == pytest.approx(math.sqrt(32 / 7))
     assert (s["median"], s["min"], s["max"]) == (4.5, 2, 9)
-    half = 2.3646242515927844 * math.sqrt(32 / 7) / math.sqrt(8)  # t(0.975, 7)
-    assert (s["ci95_low"], s["ci95_high"]) == (pytest.approx(5 - half), pytest.approx(5 + half))
+    assert tuple(s) == SUMMARY_KEYS and s["ci95_method"] == CI95_METHOD
+
+
+def test_ci95_is_scipys_bootstrap_percentile_interval_and_deterministic():
+    values = [2, 4, 4, 4, 5, 5, 7, 9]
+    s = summarize(values)
+    seed_arg = "rng" if "rng" in inspect.signature(sps.bootstrap).parameters else "random_state"
+    seed = {seed_arg: np.random.default_rng(0)}
+    ref = sps.bootstrap((np.array(values, float),), np.mean, n_resamples=9999, method="percentile", **seed)
+    assert (s["ci95_low"], s["ci95_high"]) == (ref.confidence_interval.low, ref.confidence_interval.high)
+    assert summarize(values) == s  # same seed, same interval
+    assert 2 < s["ci95_low"] < 5 < s["ci95_high"] < 9
+
+
+def test_ci95_of_positive_times_never_goes_negative():
+    times = [0.05, 0.1, 1.9, 0.04]  # one slow trial: the Student t interval's lower end was about -0.94
+    mean, sd = sum(times) / 4, math.sqrt(summarize(times)["variance"])
+    assert mean - float(sps.t.ppf(0.975, 3)) * sd / 2 < 0
+    s = summarize(times)
+    assert 0.04 <= s["ci95_low"] < s["mean"] < s["ci95_high"] <= 1.9
+    assert ci95_of_mean(times) == (s["ci95_low"], s["ci95_high"])
+
+
+def test_ci95_is_fast_enough_to_recompute_after_every_trial():
+    rng = np.random.default_rng(1)
+    values = list(rng.exponential(1.0, 300))
+    started = time.perf_counter()
+    low, high = ci95_of_mean(values)
+    assert time.perf_counter() - started < 2.0 and low < np.mean(values) < high
 
 
 def test_summary_zero_variance_and_small_samples():
-    s = summarize([1017] * 30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no degenerate-bootstrap warning
+        s = summarize([1017] * 30)
     assert (s["variance"], s["ci95_low"], s["ci95_high"]) == (0.0, 1017.0, 1017.0)
     one = summarize([3])
-    assert one["n"] == 1 and one["variance"] is None and one["ci95_low"] is None
+    assert one["n"] == 1 and one["variance"] is None and one["ci95_low"] is None and one["ci95_method"] is None
     assert summarize([])["n"] == 0 and summarize([])["mean"] is None
 
 
-def test_percentile():
+def test_percentile_median_and_quantiles():
     assert percentile([1, 2, 3, 4], 50) == 2.5
     assert percentile([10, 20, 30], 100) == 30 and percentile([], 50) is None
     with pytest.raises(ValueError):
         percentile([1], 101)
+    with pytest.raises(ValueError):
+        percentile([], -1)
+    assert median([4, 1, 3]) == 3 and median([4, 1, 3, 2]) == 2.5 and median([]) is None
+    assert quantiles([4, 1, 3, 2]) == [1.75, 2.5, 3.25]  # numpy's default "linear" method
+    assert quantiles(range(101), (5, 95, 99)) == list(np.percentile(range(101), (5, 95, 99)))
+    assert quantiles([], (50, 99)) == [None, None]
+    with pytest.raises(ValueError):
+        quantiles([1], (50, 100.5))
 
 
 def test_zero_variance_capacity_above_threshold_passes_with_exact_sign_p():
