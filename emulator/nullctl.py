@@ -10,7 +10,46 @@ frame naming the switch out of every port, and it counts the PACKET_INs that com
 self-tests and measures the emulator's own ceiling (RFC 8456 §4.8: characterise
 the emulator against a stub controller).  ``--session-limit`` makes it behave
 like a controller with a known capacity, so the capacity benchmark can be
-checked against a known answer.
+checked against a known answer.  Three more options make it a controller with other
+known answers, to check the suite (and the emulator) against:
+
+``--delay-ms D``
+    Every answer to a PACKET_IN is written no earlier than D ms after the PACKET_IN was
+    read (read time: the reactor clock once the read carrying it has been parsed; with
+    epoll the timer wakes up to 1 ms late, so an answer leaves D to D + ~1 ms after).  Answers keep their order; one timer serves all sessions.  With D = 0
+    (the default) and no ``--rate-cap`` the answers are written at once, in the same
+    call that read the PACKET_INs, as before.
+``--rate-cap R``
+    At most R answers per second in total, over all sessions: one shared pacing queue,
+    first in first out across sessions in the order the PACKET_INs were read.  Answer k
+    of a busy period leaves at its slot ``start + k / R`` (a busy period starts when an
+    answer is ready while the queue's next slot is already past); an answer leaves at
+    ``max(read + D, its slot)``.  The excess is queued, never dropped, like a controller
+    whose backlog grows in its queues, up to ``--queue-limit`` answers waiting (default
+    1,000,000, delayed and paced ones together); past that the answer is dropped and
+    counted (one ``warning`` JSON line on the first drop).  A timer tick sends every
+    answer whose slot has come, so the rate holds at any R however coarse the reactor's
+    timers (epoll: 1 ms); an answer leaves at its slot or up to one tick after.  Answers
+    for a session that has closed meanwhile are discarded (counted apart).
+``--malformed WHEN:WHAT``
+    For the emulator's robustness tests: one message is replaced by a malformed one.
+    WHEN is ``hello`` (instead of the controller's HELLO), ``handshake`` (after the
+    switch's HELLO, instead of FEATURES_REQUEST) or ``packet_in`` (as the answer to the
+    first PACKET_IN of each session; the later ones are answered normally).  WHAT, built
+    from the message it replaces (same version byte and xid unless said otherwise):
+
+    * ``short-length``: the 8-byte header with its length field 4 (below the header:
+      the stream cannot be framed after it);
+    * ``truncated-body``: an 8-byte PACKET_OUT (type 13, length 8), no body, where
+      ``codec.decode`` needs 8 (1.0) or 10 (1.3) bytes of buffer_id/in_port/actions_len:
+      it decodes as ``malformed_packet_out``;
+    * ``unknown-type``: an 8-byte message of type 250;
+    * ``bad-version``: the message itself with version byte 0x09.  For ``hello`` this is
+      legal OpenFlow (a HELLO of a higher version, its bitmap still offering 1.0 and 1.3):
+      a switch negotiates down, so it checks the emulator does not reject it.
+
+    After the replaced message the controller carries on as if it had sent the right
+    one (it still answers the switch's HELLO with FEATURES_REQUEST, and so on).
 
 ``python -m emulator.nullctl --port 0`` prints one JSON line
 ``{"event": "listening", "host": ..., "port": ...}`` once it accepts connections.
@@ -23,6 +62,7 @@ import json
 import socket
 import struct
 import sys
+from collections import deque
 
 from twisted.internet.protocol import Factory, Protocol
 
@@ -31,6 +71,11 @@ from .limits import FdLimitError, raise_nofile
 
 LIMIT_MODES = ("refuse", "close", "silent")
 ANSWERS = ("packet_out", "none", "lldp")
+MALFORMED_WHEN = ("hello", "handshake", "packet_in")
+MALFORMED_WHAT = ("short-length", "truncated-body", "unknown-type", "bad-version")
+UNKNOWN_TYPE = 250
+BAD_VERSION = 0x09
+QUEUE_LIMIT = 1_000_000
 _OXM_IN_PORT = struct.pack("!I", codec.OXM_OF_IN_PORT)
 _PO10 = struct.Struct("!BBHIIHHHHHH")         # header, buffer_id, in_port, actions_len, OUTPUT action
 _PO13 = struct.Struct("!BBHIIIH6xHHIH6x")
@@ -45,6 +90,9 @@ class NullControllerProtocol(Protocol):
         self.counted = False
         self.packet_ins = 0
         self.dpid = None
+        self.closed = False
+        self.queue = factory.queue                     # None: answer at once (the fast path)
+        self.bad_answer = factory.malformed_what if factory.malformed_when == "packet_in" else None
 
     def connectionMade(self):
         if hasattr(self.transport, "setTcpNoDelay"):
@@ -61,12 +109,16 @@ class NullControllerProtocol(Protocol):
             elif f.mode == "refuse":  # accepted in the same accept loop before stopListening took effect
                 self.transport.abortConnection()
             return
-        self.transport.write(codec.encode_hello(max(f.versions), 1, f.versions))
+        hello = codec.encode_hello(max(f.versions), 1, f.versions)
+        if f.malformed_when == "hello":
+            hello = malform(hello, f.malformed_what)
+        self.transport.write(hello)
         if f.mode == "refuse" and f.limit is not None and f.open >= f.limit and f.port is not None:
             f.port.stopListening()
             f.port = None
 
     def connectionLost(self, reason=None):
+        self.closed = True
         self.factory.open -= 1
 
     def dataReceived(self, data):
@@ -91,6 +143,12 @@ class NullControllerProtocol(Protocol):
             off = end
         self.buffer = buf[off:] if off < n else b""
         if replies:
+            if self.bad_answer:
+                replies[0] = malform(replies[0], self.bad_answer)
+                self.bad_answer = None
+            if self.queue is not None:
+                self.queue.add(self, replies)
+                return
             self.transport.write(b"".join(replies))
             if self.flush:
                 self.transport.doWrite()  # answer now, not on the reactor's next turn
@@ -124,7 +182,8 @@ class NullControllerProtocol(Protocol):
             if self.version is None:
                 self.transport.loseConnection()
                 return
-            self.send(codec.FEATURES_REQUEST, b"")
+            self.send(codec.FEATURES_REQUEST, b"",
+                      self.factory.malformed_what if self.factory.malformed_when == "handshake" else None)
         elif msg.name == "echo_request":
             self.transport.write(codec.encode_echo_reply(self.version, msg.xid, msg.body))
         elif msg.name == "features_reply":
@@ -143,9 +202,117 @@ class NullControllerProtocol(Protocol):
         self.transport.write(codec.encode_packet_out(self.version, self.xid, codec.NO_BUFFER, controller, flood,
                                                      lldp_frame(self.dpid)))
 
-    def send(self, type_: int, body: bytes):
+    def send(self, type_: int, body: bytes, malformed: str | None = None):
         self.xid += 1
-        self.transport.write(codec.header(self.version, type_, codec.HEADER_LEN + len(body), self.xid) + body)
+        message = codec.header(self.version, type_, codec.HEADER_LEN + len(body), self.xid) + body
+        self.transport.write(malform(message, malformed) if malformed else message)
+
+
+def malform(message: bytes, what: str) -> bytes:
+    """``message`` made malformed as ``--malformed ...:WHAT`` says (see the module's docstring)."""
+    version, type_, xid = message[0], message[1], message[4:8]
+    if what == "short-length":
+        return bytes((version, type_, 0, 4)) + xid
+    if what == "truncated-body":
+        return bytes((version, codec.PACKET_OUT, 0, codec.HEADER_LEN)) + xid
+    if what == "unknown-type":
+        return bytes((version, UNKNOWN_TYPE, 0, codec.HEADER_LEN)) + xid
+    if what == "bad-version":
+        return bytes((BAD_VERSION,)) + message[1:]
+    raise ValueError(f"unknown malformation {what!r}; expected one of {', '.join(MALFORMED_WHAT)}")
+
+
+class AnswerQueue:
+    """The answers waiting for their time: ``read + delay`` and, with a rate cap, their pacing
+    slot.  One queue for all sessions, first in first out; one timer, set for the head."""
+
+    def __init__(self, clock, delay: float = 0.0, rate: float | None = None, limit: int = QUEUE_LIMIT):
+        self.clock = clock
+        self.delay = delay
+        self.interval = 1.0 / rate if rate else 0.0
+        self.limit = limit
+        self.entries: deque = deque()   # (ready time, protocol, bytes, answers): one answer each when paced,
+        self.pending = 0                # else one entry per read, its answers joined; pending counts answers
+        self.sent = 0
+        self.dropped = 0
+        self.discarded = 0              # their session closed before their time
+        self.high_water = 0
+        self.timer = None
+        self.base = float("-inf")       # the busy period's first slot; slot k is base + k * interval
+        self.k = 0                      # (not a running sum: at epoch times, adding 1/R would round)
+        self.on_first_drop = None
+
+    def add(self, proto, answers: list) -> None:
+        room = self.limit - self.pending
+        if len(answers) > room:
+            lost = len(answers) - max(room, 0)
+            if not self.dropped and self.on_first_drop is not None:
+                self.on_first_drop(self)
+            self.dropped += lost
+            answers = answers[:max(room, 0)]
+            if not answers:
+                return
+        ready = self.clock.seconds() + self.delay
+        if self.interval:
+            self.entries.extend([(ready, proto, a, 1) for a in answers])
+        else:
+            self.entries.append((ready, proto, b"".join(answers), len(answers)))
+        self.pending += len(answers)
+        if self.pending > self.high_water:
+            self.high_water = self.pending
+        if self.timer is None:        # else the timer is set for the head, which a new tail cannot precede
+            self.run()
+
+    def run(self) -> None:
+        """Send every answer whose time has come; set the timer for the next."""
+        self.timer = None
+        now = self.clock.seconds()
+        entries, out = self.entries, {}
+        next_at = None
+        if self.interval:
+            interval = self.interval
+            while entries:
+                ready = entries[0][0]
+                slot = self.base + self.k * interval
+                if ready > slot:          # the queue fell idle: a new busy period starts at this answer
+                    self.base, self.k, slot = ready, 0, ready
+                if slot > now:
+                    next_at = slot
+                    break
+                _, proto, answer, _n = entries.popleft()
+                self.k += 1
+                batch = out.get(proto)
+                if batch is None:
+                    out[proto] = [answer]
+                else:
+                    batch.append(answer)
+            counts = None
+        else:
+            counts = {}
+            while entries:
+                ready = entries[0][0]
+                if ready > now:
+                    next_at = ready
+                    break
+                _, proto, answer, n = entries.popleft()
+                batch = out.get(proto)
+                if batch is None:
+                    out[proto], counts[proto] = [answer], n
+                else:
+                    batch.append(answer)
+                    counts[proto] += n
+        for proto, batch in out.items():
+            n = len(batch) if counts is None else counts[proto]
+            self.pending -= n
+            if proto.closed or proto.transport is None:
+                self.discarded += n
+                continue
+            self.sent += n
+            proto.transport.write(b"".join(batch))
+            if proto.flush:
+                proto.transport.doWrite()
+        if next_at is not None:
+            self.timer = self.clock.callLater(max(0.0, next_at - now), self.run)
 
 
 def lldp_frame(dpid: int) -> bytes:
@@ -161,8 +328,23 @@ def lldp_frame(dpid: int) -> bytes:
             + tlv(1, chassis) + tlv(2, port) + tlv(3, ttl) + b"\x00\x00")
 
 
+def parse_malformed(text: str) -> tuple:
+    """``WHEN:WHAT`` as ``(when, what)``; ValueError naming what is wrong."""
+    when, sep, what = text.partition(":")
+    if not sep or when not in MALFORMED_WHEN or what not in MALFORMED_WHAT:
+        raise ValueError(f"--malformed {text!r}: expected WHEN:WHAT with WHEN one of {', '.join(MALFORMED_WHEN)} "
+                         f"and WHAT one of {', '.join(MALFORMED_WHAT)}")
+    return when, what
+
+
 class NullControllerFactory(Factory):
-    def __init__(self, versions=(codec.OFP10, codec.OFP13), limit=None, mode="refuse", answer="packet_out"):
+    """``clock``: the reactor's IReactorTime (default: the global reactor, looked up only when
+    ``delay_ms`` or ``rate_cap`` needs it); tests pass a ``task.Clock``.  ``malformed``:
+    ``"WHEN:WHAT"`` or ``(when, what)``."""
+
+    def __init__(self, versions=(codec.OFP10, codec.OFP13), limit=None, mode="refuse", answer="packet_out",
+                 clock=None, delay_ms: float = 0.0, rate_cap: float | None = None, queue_limit: int = QUEUE_LIMIT,
+                 malformed=None):
         self.versions = tuple(versions)
         self.answer = answer == "packet_out"
         self.lldp = answer == "lldp"
@@ -171,6 +353,29 @@ class NullControllerFactory(Factory):
         self.mode = mode
         self.open = 0
         self.port = None
+        if delay_ms < 0:
+            raise ValueError(f"delay_ms {delay_ms!r} is negative")
+        if rate_cap is not None and not rate_cap > 0:
+            raise ValueError(f"rate_cap {rate_cap!r} is not a positive rate")
+        if queue_limit < 1:
+            raise ValueError(f"queue_limit {queue_limit!r} is below 1")
+        if isinstance(malformed, str):
+            malformed = parse_malformed(malformed)
+        self.malformed_when, self.malformed_what = malformed or (None, None)
+        if self.malformed_what is not None and self.malformed_what not in MALFORMED_WHAT:
+            raise ValueError(f"unknown malformation {self.malformed_what!r}")
+        self.delay_ms, self.rate_cap = delay_ms, rate_cap
+        self._clock = clock
+        self.queue = None
+        if delay_ms > 0 or rate_cap is not None:
+            self.queue = AnswerQueue(self.clock, delay_ms / 1000.0, rate_cap, queue_limit)
+
+    @property
+    def clock(self):
+        if self._clock is None:
+            from twisted.internet import reactor
+            self._clock = reactor
+        return self._clock
 
     def buildProtocol(self, addr):
         return NullControllerProtocol(self)
@@ -189,8 +394,44 @@ def listen_reuse_port(reactor, host: str, port: int, factory):
         sock.close()  # adoptStreamPort made its own copy of the descriptor
 
 
+MALFORMED_HELP = """\
+--malformed WHEN:WHAT replaces one message (same version byte and xid unless said):
+  WHEN  hello      instead of the controller's HELLO
+        handshake  after the switch's HELLO, instead of FEATURES_REQUEST
+        packet_in  as the answer to the first PACKET_IN of each session
+  WHAT  short-length    the 8-byte header with length field 4
+        truncated-body  an 8-byte PACKET_OUT (type 13, length 8): too short for its
+                        buffer_id/in_port/actions_len (decodes as malformed_packet_out)
+        unknown-type    an 8-byte message of type 250
+        bad-version     the message with version byte 0x09 (for hello: legal OpenFlow,
+                        its bitmap still offers 1.0/1.3; a switch negotiates down)
+The controller then carries on as if it had sent the right message."""
+
+
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number >= 0")
+    return value
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number > 0")
+    return value
+
+
+def _malformed(text: str) -> tuple:
+    try:
+        return parse_malformed(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m emulator.nullctl", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m emulator.nullctl", description=__doc__.splitlines()[0],
+                                     epilog=MALFORMED_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--session-limit", type=int, default=None,
@@ -208,6 +449,18 @@ def main(argv=None) -> int:
     parser.add_argument("--reuse-port", action="store_true",
                         help="listen with SO_REUSEPORT, so several null controllers share one port (and the "
                              "kernel spreads sessions over them past one process's open-file limit)")
+    parser.add_argument("--delay-ms", type=_non_negative, default=0.0, metavar="D",
+                        help="write each answer to a PACKET_IN D ms after the PACKET_IN was read (default 0: at "
+                             "once); answers keep their order")
+    parser.add_argument("--rate-cap", type=_positive, default=None, metavar="R",
+                        help="answer at most R PACKET_INs per second over all sessions: one FIFO pacing queue "
+                             "(answer k of a busy period at start + k/R; with --delay-ms, at max(read + D, slot)); "
+                             "the excess waits, it is not dropped")
+    parser.add_argument("--queue-limit", type=int, default=QUEUE_LIMIT, metavar="N",
+                        help="with --delay-ms or --rate-cap: answers that may wait (default %(default)d); past it "
+                             "they are dropped and counted")
+    parser.add_argument("--malformed", type=_malformed, default=None, metavar="WHEN:WHAT",
+                        help="replace one message by a malformed one (see below)")
     args = parser.parse_args(argv)
     try:
         raise_nofile(args.max_files)
@@ -216,7 +469,14 @@ def main(argv=None) -> int:
 
     from twisted.internet import reactor
 
-    factory = NullControllerFactory(limit=args.session_limit, mode=args.limit_mode, answer=args.answer)
+    factory = NullControllerFactory(limit=args.session_limit, mode=args.limit_mode, answer=args.answer,
+                                    clock=reactor, delay_ms=args.delay_ms, rate_cap=args.rate_cap,
+                                    queue_limit=args.queue_limit, malformed=args.malformed)
+    if factory.queue is not None:
+        def first_drop(queue):
+            print(json.dumps({"event": "warning", "message": f"answer queue full ({queue.limit} answers waiting): "
+                              "dropping answers past it"}), flush=True)
+        factory.queue.on_first_drop = first_drop
     try:
         if args.reuse_port:
             factory.port = listen_reuse_port(reactor, args.host, args.port, factory)
