@@ -1,23 +1,21 @@
-"""``python -m emulator capacity ...``: run one emulator trial in this process, JSON lines out.
+"""``python -m emulator capacity ...``: one Control Sessions Capacity trial in this process, JSON lines out.
 
-Every line on standard output is one JSON object with an ``event`` key:
-``start``, ``progress``, ``ramp_end``, ``result`` or ``error``.  Exit status 0
-after a ``result``, 2 for bad arguments, 3 when a local limit stops the trial
-before it starts, 4 when the deadline passes.
+A thin command line over the same responder the shards run (:meth:`emulator.shard.Shard.open_sessions`).
+Every line on standard output is one JSON object with an ``event`` key: ``progress``, ``ramp_end``,
+``result`` or ``error``.  Exit status 0 after a ``result``, 2 for bad arguments, 3 when the trial could
+not run (a local limit, the deadline).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
-import signal
 import sys
 
 from . import __version__, codec
-from .limits import FdLimitError, raise_nofile
-from .network import CapacityParams, CapacityRun
-
-FD_RESERVE = 64
+from . import control as c
+from .params import CapacityParams, RampParams, non_negative_float, positive_float, positive_int
 
 
 def emit(obj: dict) -> None:
@@ -40,78 +38,70 @@ def parse_endpoint(text: str) -> tuple:
     return host, int(port)
 
 
+def loopback(text: str) -> str:
+    import ipaddress
+    try:
+        if ipaddress.ip_address(text).is_loopback:
+            return text
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"source address {text!r} must be a loopback address (127.0.0.0/8)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m emulator", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"bmwg-sdn emulator {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     cap = sub.add_parser("capacity", help="one Control Sessions Capacity trial (RFC 8456 §5.2.1)")
     cap.add_argument("--controller", type=parse_endpoint, required=True, metavar="HOST:PORT")
-    cap.add_argument("--max-sessions", type=int, required=True)
-    cap.add_argument("--ramp-group", type=int, default=50)
-    cap.add_argument("--ramp-delay", type=float, default=0.05, help="seconds between groups")
-    cap.add_argument("--connect-timeout", type=float, default=5.0)
-    cap.add_argument("--handshake-timeout", type=float, default=10.0)
-    cap.add_argument("--hold-time", type=float, default=3.0)
-    cap.add_argument("--echo-interval", type=float, default=1.0)
-    cap.add_argument("--echo-timeout", type=float, default=3.0)
+    CapacityParams.add_options(cap)
+    RampParams.add_options(cap)
     cap.add_argument("--openflow", type=parse_versions, default=(codec.OFP13,), metavar="1.3[,1.0]")
-    cap.add_argument("--datapath-id-base", type=int, default=1)
-    cap.add_argument("--sessions-per-source", type=int, default=20000)
-    cap.add_argument("--source-base", default="127.0.0.1", help="first loopback source address")
-    cap.add_argument("--deadline", type=float, default=600.0, help="seconds before the trial is abandoned")
+    cap.add_argument("--datapath-id-base", type=positive_int, default=1)
+    cap.add_argument("--sessions-per-source", type=positive_int, default=20000)
+    cap.add_argument("--source-base", type=loopback, default="127.0.0.1", help="first loopback source address")
+    cap.add_argument("--deadline", type=positive_float, default=600.0, help="seconds before the trial is abandoned")
+    cap.add_argument("--progress-interval", type=non_negative_float, default=1.0)
     return parser
 
 
+def wire_event(event) -> dict:
+    name = {"Progress": "progress", "RampEnded": "ramp_end"}.get(type(event).__name__, type(event).__name__)
+    return {"event": name, **dataclasses.asdict(event)}
+
+
 def run_capacity(args) -> int:
-    # SIGUSR1 (from the harness, when another shard saw drops): open no further sessions.
-    # Installed first, so an early signal never takes the default action (terminate).
-    pending = {"stop": False, "run": None}
-
-    def on_usr1(*_):
-        pending["stop"] = True
-        if pending["run"] is not None:
-            reactor.callFromThread(pending["run"].stop_ramp)
-
-    signal.signal(signal.SIGUSR1, on_usr1)
-    try:
-        params = CapacityParams(
-            host=args.controller[0], port=args.controller[1], max_sessions=args.max_sessions,
-            ramp_group=args.ramp_group, ramp_delay=args.ramp_delay, connect_timeout=args.connect_timeout,
-            handshake_timeout=args.handshake_timeout, hold_time=args.hold_time,
-            echo_interval=args.echo_interval, echo_timeout=args.echo_timeout, versions=args.openflow,
-            datapath_id_base=args.datapath_id_base, sessions_per_source=args.sessions_per_source,
-            source_base=args.source_base)
-    except ValueError as exc:
-        emit({"event": "error", "kind": "bad_argument", "message": str(exc)})
-        return 2
-    try:
-        raise_nofile(params.max_sessions + FD_RESERVE)
-    except FdLimitError as exc:
-        emit({"event": "error", "kind": "fd_limit", "message": str(exc)})
-        return 3
-
     from twisted.internet import reactor
 
-    status = {"code": 4}
+    from .shard import Shard
 
-    def done(result: dict) -> None:
-        emit(result)
-        status["code"] = 0
-        run.close_all()
-        reactor.callLater(0.1, reactor.stop)
+    cmd = c.OpenSessions(address=args.controller, versions=args.openflow, capacity=CapacityParams.from_options(args),
+                         ramp=RampParams.from_options(args), sessions=args.max_sessions,
+                         first_dpid=args.datapath_id_base, source_base=args.source_base,
+                         sessions_per_source=args.sessions_per_source, deadline=args.deadline,
+                         progress_interval=args.progress_interval or 1.0)
+    status = {"code": 3}
 
-    def deadline() -> None:
-        emit({"event": "error", "kind": "deadline",
-              "message": f"trial did not finish within {args.deadline:g} s (phase {run.phase})"})
-        run.close_all()
-        reactor.stop()
+    def send(message) -> None:
+        kind, _call, payload = message
+        if kind == "event":
+            emit(wire_event(c.from_wire(payload)))
+        elif kind == "answer":
+            result = c.from_wire(payload)
+            out = dataclasses.asdict(result)
+            out.pop("echo_rtt_ns")
+            rtts = c.samples(result.echo_rtt_ns)
+            out.update(event="result", capped=result.capped, emulator_bound=result.emulator_bound,
+                       setup_rate_per_s=result.setup_rate_per_s, echo_rtt_samples=len(rtts))
+            emit(out)
+            status["code"] = 0
+            reactor.callLater(0.1, reactor.stop)
+        else:
+            emit({"event": "error", "message": payload})
+            reactor.callLater(0, reactor.stop)
 
-    run = CapacityRun(params, reactor, emit, done)
-    pending["run"] = run
-    if pending["stop"]:
-        run.stop_ramp()
-    reactor.callWhenRunning(run.start)
-    reactor.callLater(args.deadline, deadline)
+    shard = Shard(reactor, send, source_base=args.source_base)
+    reactor.callWhenRunning(shard.dispatch, 1, cmd)
     reactor.run()
     return status["code"]
 

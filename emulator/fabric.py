@@ -44,7 +44,7 @@ from . import flowcodec as fc
 from . import flowtable as ftab
 from .flowtable import FlowModFailed, Pipeline
 from .frames import garp_frame
-from .protocol import SessionListener, SwitchProtocol, SwitchSpec
+from .protocol import CLOSE_LOCAL, SessionListener, SwitchProtocol, SwitchSpec
 from .topology import Endpoint, Topology
 
 ETH_LLDP, ETH_BDDP = 0x88CC, 0x8942
@@ -539,7 +539,7 @@ class Fabric(SessionListener):
                 self.down_links.add(frozenset((ep, peer)))
         sw = self.sessions.get(dpid)
         if dpid in self.owned and sw is not None and not sw.closed:
-            sw.transport.loseConnection()
+            sw.abort(CLOSE_LOCAL, "switch down (the benchmark's topology change)")
             t = self.now_ns()
             ch["t_session_closed"] = t
             self._notice(ch, t)

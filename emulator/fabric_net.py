@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Optional
 
-from twisted.internet import defer
 from twisted.internet.protocol import ClientFactory, Factory
 from twisted.protocols.basic import Int32StringReceiver
 
 from . import testports as tpt
 from . import topology as tp
+from .control import CLOSE_LOCAL, ConnectFabric, Connected, DeployFabric, EmulatorError, PortAnswer, TestPortCommand
 from .fabric import REMOTE_HEAD, Fabric
-from .protocol import SessionListener
+from .ramp import Ramp, RampOwner
 from .topology import Endpoint
 
 
@@ -48,48 +48,37 @@ class _RelayFactory(Factory):
         return p
 
 
-class _Waiter(SessionListener):
-    """Fires ``done`` once every owned switch is ready or has failed."""
+class _Sessions(RampOwner):
+    """What the ramp tells the fabric's network: connect failures, and sessions lost once ready."""
 
-    def __init__(self, expected: int):
-        self.expected = expected
-        self.ready = 0
-        self.failures: dict = {}
-        self.done = defer.Deferred()
-        self.closed_after_ready = 0
+    def __init__(self):
+        self.failures: list = []
+        self.lost: list = []
 
-    def _check(self):
-        if not self.done.called and self.ready + sum(self.failures.values()) >= self.expected:
-            self.done.callback({"connected": self.ready, "failures": dict(self.failures)})
-
-    def session_ready(self, session):
-        self.ready += 1
-        self._check()
+    def connect_failed(self, index, dpid, kind, detail):
+        self.failures.append((dpid, f"{kind}: {detail}"))
 
     def session_closed(self, session, kind, detail):
-        if session.ready:
-            self.closed_after_ready += 1
+        if kind == CLOSE_LOCAL:      # the emulator's own doing (a switch taken down, the end of the run)
             return
-        self.fail(kind)
-
-    def fail(self, kind: str):
-        self.failures[kind] = self.failures.get(kind, 0) + 1
-        self._check()
+        if session.ready:
+            self.lost.append(f"switch {session.spec.datapath_id}: {kind} ({detail})")
+        else:
+            self.failures.append((session.spec.datapath_id, f"{kind}: {detail}"))
 
 
 class FabricNet:
-    def __init__(self, reactor, topology: dict, owned: list, versions: tuple, host_refresh: float = 5.0,
-                 host_delay: float = 1.0, source: str = "127.0.0.1", handshake_timeout: float = 10.0,
-                 data_plane: Optional[dict] = None):
+    def __init__(self, reactor, cmd: DeployFabric, source: str = "127.0.0.1"):
         self.reactor = reactor
-        self.topology = tp.from_dict(topology)
-        self.owned = list(owned)
+        self.topology = tp.from_dict(cmd.topology)
+        self.owned = list(cmd.owned)
         self.source = source
-        self.handshake_timeout = handshake_timeout
-        self.waiter = _Waiter(len(self.owned))
-        self.fabric = Fabric(self.topology, versions, owned=self.owned, remote_send=self._send_remote,
-                             listener=self.waiter, clock=reactor, host_delay=host_delay, host_refresh=host_refresh,
-                             data_plane=data_plane is not None, **(data_plane or {}))
+        self.sessions = _Sessions()
+        self.ramp: Optional[Ramp] = None
+        f = cmd.fabric
+        self.fabric = Fabric(self.topology, tuple(cmd.versions), owned=self.owned, remote_send=self._send_remote,
+                             clock=reactor, host_delay=f.host_delay, host_refresh=f.host_refresh,
+                             data_plane=f.data_plane, table_miss=f.table_miss, table_capacity=f.table_capacity)
         self.fabric.prepare_hosts()
         self.fabric.host_receive = self._host_receive
         self.test_ports: dict = {}     # Endpoint -> TestPort (at host ports of switches this shard owns)
@@ -139,44 +128,24 @@ class FabricNet:
 
         self.reactor.connectTCP(addr[0], addr[1], Dial(), timeout=5)
 
-    def connect(self, host: str, port: int, peers: dict, ramp_group: int = 25, ramp_delay: float = 0.05,
-                retries: int = 3, retry_delay: float = 1.0):
-        """Connect the owned switches (``ramp_group`` every ``ramp_delay`` s); fires with
-        connected/failures.  A switch whose TCP connect fails tries again after ``retry_delay`` s, up to
-        ``retries`` times, as a real switch keeps reconnecting to its controller."""
-        self.peers = {int(k): tuple(v) for k, v in peers.items()}
-        self.connect_retries = 0
-        net = self
+    def connect(self, cmd: ConnectFabric):
+        """Connect the owned switches through the ramp (groups on the clock; a switch whose TCP connect
+        fails tries again three times, 1 s apart, as a real switch keeps reconnecting); fires with a
+        :class:`Connected`."""
+        self.peers = {int(k): tuple(v) for k, v in cmd.peers.items()}
 
-        class Factory(ClientFactory):
-            def __init__(self, dpid):
-                self.dpid = dpid
-                self.attempts = 1
+        def build(index, dpid):
+            p = self.fabric.make_protocol(dpid, self.reactor, handshake_timeout=cmd.ramp.handshake_timeout)
+            self.switches.append(p)
+            return p
 
-            def buildProtocol(self, addr):
-                p = net.fabric.make_protocol(self.dpid, net.reactor, handshake_timeout=net.handshake_timeout)
-                net.switches.append(p)
-                return p
+        self.ramp = Ramp.from_params(cmd.ramp, self.reactor, tuple(cmd.address), self.owned, build, self.sessions,
+                                     settle_first=False, retries=3, retry_delay=1.0, source_base=self.source)
+        self.fabric.listener = self.ramp     # the fabric passes each session's ready/closed on to the ramp
 
-            def clientConnectionFailed(self, connector, reason):
-                if self.attempts <= retries:
-                    self.attempts += 1
-                    net.connect_retries += 1
-                    net.reactor.callLater(retry_delay, connector.connect)
-                    return
-                net.waiter.fail("connect failed: " + reason.getErrorMessage())
-
-        def group(start: int):
-            for dpid in self.owned[start:start + ramp_group]:
-                self.reactor.connectTCP(host, port, Factory(dpid), timeout=5, bindAddress=(self.source, 0))
-            if start + ramp_group < len(self.owned):
-                self.reactor.callLater(ramp_delay, group, start + ramp_group)
-
-        if self.owned:
-            group(0)
-        else:
-            self.waiter._check()
-        return self.waiter.done
+        def done(ramp):
+            return Connected(connected=ramp.ready, failures=tuple(self.sessions.failures), retries=ramp.retried)
+        return self.ramp.start().addCallback(done)
 
     def change(self, kind: str, dpid: int, port: Optional[int] = None) -> dict:
         if kind in ("link_down", "link_up"):
@@ -193,41 +162,42 @@ class FabricNet:
         if port is not None:
             port.receive(frame, t)
 
-    def test_port(self, cmd: dict) -> dict:
-        """A test-port command (``action``: attach, announce, stream, start, stop, report) for the
-        port ``at`` = [dpid, port]; a shard that does not own that switch answers ``{"here": False}``."""
-        at = Endpoint(*cmd["at"])
+    def test_port(self, cmd: TestPortCommand) -> PortAnswer:
+        """A test-port action at host port ``cmd.at`` of a switch this shard owns."""
+        at = Endpoint(*cmd.at)
         if at.dpid not in self.fabric.owned:
-            return {"here": False}
-        action = cmd["action"]
-        if action == "attach":
+            raise EmulatorError(f"switch {at.dpid} is not on this shard")
+        if cmd.action == "attach":
             if self.topology.host_at(at.dpid, at.port) is None:
-                raise ValueError(f"switch {at.dpid} port {at.port} is not a host port: a test port sits at the edge")
+                raise EmulatorError(f"switch {at.dpid} port {at.port} is not a host port: a test port sits at the edge")
             fabric = self.fabric
             self.test_ports[at] = tpt.TestPort(lambda frame: fabric.send_at(at, frame), self.reactor, fabric.now_ns)
-            return {"here": True}
+            return PortAnswer()
         port = self.test_ports.get(at)
         if port is None:
-            raise ValueError(f"no test port attached at switch {at.dpid} port {at.port}")
-        if action == "announce":
-            return {"here": True, "announced": port.announce([(bytes.fromhex(m), ip) for m, ip in cmd["hosts"]])}
-        if action == "stream":
-            flows = tpt.synthetic_flows(cmd["flows"], cmd.get("src_net", 101), cmd.get("dst_net", 102),
-                                        cmd.get("first", 1))
-            s = port.add_stream(cmd["stream"], flows, cmd.get("size", 128), cmd.get("rate", 1000.0),
-                                cmd.get("count"), cmd.get("duration"))
-            return {"here": True, **s.report()}
-        if action == "start":
+            raise EmulatorError(f"no test port attached at switch {at.dpid} port {at.port}")
+        if cmd.action == "announce":
+            return PortAnswer(announced=port.announce([(bytes.fromhex(m), ip) for m, ip in cmd.hosts]))
+        if cmd.action == "stream":
+            st = cmd.stream
+            flows = tpt.synthetic_flows(st.flows, st.src_net, st.dst_net, st.first)
+            s = port.add_stream(st.stream, flows, st.size, st.rate, st.count, st.duration)
+            return PortAnswer(tx={st.stream: s.report()})
+        if cmd.action == "start":
             port.start()
-            return {"here": True, "started_ns": self.fabric.now_ns()}
-        if action == "stop":
+            return PortAnswer(started_ns=self.fabric.now_ns())
+        if cmd.action == "stop":
             port.stop()
-            return {"here": True}
-        if action == "report":
-            return {"here": True, **port.report(cmd.get("flow_times", False))}
-        raise ValueError(f"unknown test-port action {action!r} (attach, announce, stream, start, stop, report)")
+            return PortAnswer()
+        return PortAnswer(**port.report(cmd.flow_times))
+
+    def lost(self) -> tuple:
+        """(sessions lost after they were ready, what happened to the first few)."""
+        return len(self.sessions.lost), "; ".join(self.sessions.lost[:3])
 
     def close(self) -> None:
+        if self.ramp is not None:
+            self.ramp.stop()
         for port in self.test_ports.values():
             port.stop()
         self.fabric.stop()

@@ -21,6 +21,8 @@ from twisted.internet import error as terror
 from twisted.internet.protocol import Protocol
 
 from . import codec
+from .control import (CLOSE_BY_PEER, CLOSE_HANDSHAKE_TIMEOUT, CLOSE_LOCAL, CLOSE_PROTOCOL,  # noqa: F401
+                      CLOSE_RESET, CLOSE_VERSION)
 
 SUPPORTED_STATS = {codec.MP_DESC, codec.MP_FLOW, codec.MP_AGGREGATE, codec.MP_TABLE, codec.MP_PORT_STATS}
 ACCEPTED_SILENTLY = {"flow_mod", "packet_out", "port_mod", "group_mod", "meter_mod", "table_mod",
@@ -50,18 +52,12 @@ class SessionListener:
         """Handshake complete: HELLO exchanged and FEATURES_REQUEST answered."""
 
     def session_closed(self, session: "SwitchProtocol", kind: str, detail: str) -> None:
-        """The session ended; ``kind`` is one of the CLOSE_* names below."""
+        """The session ended; ``kind`` is one of the CLOSE_* names of :mod:`emulator.control`."""
 
     def echo_answered(self, session: "SwitchProtocol", rtt_ns: int) -> None:
         """The controller answered our ECHO_REQUEST probe."""
 
 
-CLOSE_BY_PEER = "closed"            # FIN from the controller
-CLOSE_RESET = "reset"               # RST from the controller
-CLOSE_HANDSHAKE_TIMEOUT = "handshake timeout"
-CLOSE_VERSION = "version negotiation failed"
-CLOSE_PROTOCOL = "protocol error"
-CLOSE_LOCAL = "closed by emulator"
 
 
 @dataclass
@@ -90,6 +86,7 @@ class SwitchProtocol(Protocol):
         self.ready = False
         self.closed = False
         self.close_kind: Optional[str] = None
+        self.close_detail = ""
         self.role = codec.OFPCR_ROLE_EQUAL
         self.generation_id = 0
         self.miss_send_len = 128
@@ -121,13 +118,26 @@ class SwitchProtocol(Protocol):
         try:
             frames, self._buffer = codec.split_frames(self._buffer + data, self.max_message_len)
         except codec.FramingError as exc:
-            self.abort(CLOSE_PROTOCOL, f"framing error: {exc}")
+            self.abort(CLOSE_PROTOCOL, f"framing error: {exc}: {bytes(self._buffer + data)[:32].hex()}")
             return
         for frame in frames:
             if self.closed or self._closing_kind:
                 return
             self.counters.rx += 1
-            self._handle(codec.decode(frame), frame, t)
+            self.handle_frame(frame, t)
+
+    def handle_frame(self, frame: bytes, t: int) -> None:
+        """Decode and handle one message; one the emulator cannot read closes this session, naming it."""
+        try:
+            msg = codec.decode(frame)
+        except ValueError as exc:
+            self.abort(CLOSE_PROTOCOL, f"malformed message from the controller ({exc}): {frame[:32].hex()}")
+            return
+        try:
+            self._handle(msg, frame, t)
+        except (ValueError, IndexError, KeyError, TypeError) as exc:   # struct.error is a ValueError
+            self.abort(CLOSE_PROTOCOL, f"cannot handle {msg.name} from the controller ({type(exc).__name__}: "
+                                       f"{exc}): {frame[:32].hex()}")
 
     def connectionLost(self, reason=None):
         self._cancel_handshake_timer()
@@ -138,7 +148,7 @@ class SwitchProtocol(Protocol):
             kind, detail = self._closing_kind, self._closing_detail
         else:
             kind, detail = classify_loss(reason)
-        self.close_kind = kind
+        self.close_kind, self.close_detail = kind, detail
         self.listener.session_closed(self, kind, detail)
 
     # ------------------------------------------------------------------ sending

@@ -1,254 +1,335 @@
-"""Emulator shards over execnet: each shard is a Python process with its own reactor and switches.
+"""An emulator shard: one process with its own reactor, answering the commands of :mod:`emulator.control`.
 
-The caller (pytest, or ``python -m fixtures.selfbench``) never runs a reactor.  It
-opens one execnet gateway per shard (``popen`` here; the same code runs over an
-``ssh`` gateway on another host) and runs :func:`serve` there.  Commands and
-answers are plain dicts over the channel:
+The harness never runs a reactor.  It opens shards through execnet gateways (``popen`` here,
+``ssh`` on other hosts; :mod:`emulator.pool`) and each runs :func:`serve`.  A shard is a table
+of responders: one method per command class, returning the command's response or a Deferred
+of it.  Messages on the channel are tuples:
 
-* ``connect``  : connect this shard's switches; answer ``{"connected", "failures"}``
-* ``learn``    : each switch announces its destination host (gratuitous ARP)
-* ``trial``    : one :class:`~emulator.traffic.Traffic` trial starting at a shared
-  monotonic instant; answer its counters, latencies as bytes of int64 ns
-* ``fabric_init``: this shard's switches of a topology and its relay listener (TCP); answer its address
-* ``fabric_connect``: connect them, with every other shard's relay address; answer ``connected``
-* ``fabric_status``: the fabric's counters and instants (:meth:`emulator.fabric.Fabric.status`)
-* ``fabric_change``: link down / link up / switch down (every shard applies it to its own ends)
-* ``test_port``  : attach a test port at a host port, announce hosts, add and start streams, report
-* ``quiesce``  : answer once the controller has been silent for a while (backlog drained)
-* ``disconnect``: close the sessions, keep the process for the next repetition
-* ``close``    : close the sessions and stop the reactor
+* harness → shard: ``("call", id, command)``;
+* shard → harness: ``("event", id, event)``, ``("answer", id, response)``, ``("error", id, message)``;
 
-Shards on one host share CLOCK_MONOTONIC, so their timestamps merge directly.
+with every dataclass in its wire form (:func:`emulator.control.to_wire`).
+
+A shard dies with its harness: it asks the kernel for SIGKILL when its parent goes
+(``PR_SET_PDEATHSIG``, Linux), and it exits when its channel closes.
 """
 
 from __future__ import annotations
 
+import ctypes
+import dataclasses
 import os
+import platform
+import resource
+import signal
 import sys
+import threading
 import time
-from array import array
-from pathlib import Path
-from typing import Optional
+from typing import Callable
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+from . import __version__
+from . import control as c
+from .limits import FdLimitError, raise_nofile
+
+RESPONDERS: dict = {}
+FD_RESERVE = 64
 
 
-class ShardError(RuntimeError):
-    """A shard failed or did not answer; the message says which and why."""
+def responder(cmd_class):
+    """Mark a :class:`Shard` method as the responder of ``cmd_class``."""
+    def mark(fn):
+        RESPONDERS[cmd_class] = fn.__name__
+        return fn
+    return mark
 
 
-# --------------------------------------------------------------------------- remote side
+def boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()
+    except OSError:
+        return f"{platform.node()}-unknown"
 
-def serve(channel) -> None:  # pragma: no cover - runs in the shard process (integration-tested)
-    from twisted.internet import reactor
 
-    from .traffic import SwitchSet, Traffic, TrafficParams
+class Shard:
+    """One process's switches: traffic switches, a fabric, a capacity trial — whichever the harness asked for."""
 
-    state = {"set": None, "fabric": None}
+    def __init__(self, reactor, send: Callable[[tuple], None], source_base=c.OpenSessions.source_base):
+        self.reactor = reactor
+        self.send = send
+        self.source_base = source_base
+        self.switch_set = None
+        self.fabric = None
+        self.capacity = None
 
-    def reply(obj):
-        channel.send(obj)
+    # ------------------------------------------------------------------ dispatch
+    def dispatch(self, call_id: int, cmd) -> None:
+        from twisted.internet.defer import Deferred, maybeDeferred
 
-    def fail(exc):
-        reply({"event": "error", "message": f"{type(exc).__name__}: {exc}"})
+        name = RESPONDERS.get(type(cmd))
+        if name is None:
+            self._error(call_id, f"this shard has no responder for {type(cmd).__name__} (mismatched versions?)")
+            return
+        emit = (lambda event: self.send(("event", call_id, c.to_wire(event))))
+        d: Deferred = maybeDeferred(getattr(self, name), cmd, emit)
+        if type(cmd).answered:
+            d.addCallbacks(lambda r: self.send(("answer", call_id, c.to_wire(r))),
+                           lambda f: self._error(call_id, _describe(f.value)))
+        else:
+            d.addErrback(lambda f: None)
 
-    def handle(cmd):
+    def _error(self, call_id: int, message: str) -> None:
+        self.send(("error", call_id, message))
+
+    # ------------------------------------------------------------------ general
+    @responder(c.Hello)
+    def hello(self, cmd: c.Hello, emit) -> c.ShardInfo:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < hard:   # each shard raises its own open-file limit: sessions are files
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+                soft = hard
+            except (ValueError, OSError):
+                pass
+        return c.ShardInfo(pid=os.getpid(), hostname=platform.node(), boot_id=boot_id(),
+                           monotonic_ns=time.monotonic_ns(), nofile_soft=soft, nofile_hard=hard,
+                           version=__version__, python=platform.python_version())
+
+    @responder(c.Pin)
+    def pin(self, cmd: c.Pin, emit) -> c.Done:
+        if cmd.cpus and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, set(cmd.cpus))
+        return c.Done()
+
+    @responder(c.Disconnect)
+    def disconnect(self, cmd, emit) -> c.Done:
+        self._close_all()
+        return c.Done()
+
+    @responder(c.Close)
+    def close(self, cmd, emit) -> c.Done:
+        self._close_all()
+        self.reactor.callLater(0.1, self.reactor.stop)
+        return c.Done()
+
+    def _close_all(self) -> None:
+        if self.switch_set is not None:
+            self.switch_set.close_all()
+            self.switch_set = None
+        if self.fabric is not None:
+            self.fabric.close()
+            self.fabric = None
+        if self.capacity is not None:
+            self.capacity.cancel()
+            self.capacity.close_all()
+            self.capacity = None
+
+    # ------------------------------------------------------------------ §5.2.1
+    @responder(c.OpenSessions)
+    def open_sessions(self, cmd: c.OpenSessions, emit):
+        from twisted.internet.defer import Deferred
+
+        from .network import CapacityRun
+
+        if cmd.sessions < 1:
+            raise c.EmulatorError(f"a capacity trial needs at least one session (got {cmd.sessions})")
         try:
-            name = cmd["cmd"]
-            if name == "connect":
-                versions = tuple(cmd["versions"])
-                s = SwitchSet(reactor, cmd["host"], cmd["port"], cmd["datapath_ids"], versions,
-                              frame_kind=cmd["frame_kind"], frame_size=cmd["frame_size"], n_macs=cmd["n_macs"],
-                              buffered=cmd["buffered"], ramp_group=cmd["ramp_group"],
-                              handshake_timeout=cmd["handshake_timeout"])
-                state["set"] = s
-                s.connect().addCallbacks(lambda r: reply({"event": "connected", **r}), lambda f: fail(f.value))
-            elif name == "learn":
-                reply({"event": "learned", "sent": state["set"].learn_destinations()})
-            elif name == "trial":
-                s = state["set"]
-                live = [sw for sw in s.switches if not sw.closed]
-                if cmd.get("only_first"):
-                    live = live[:1]
-                if not live:
-                    reply({"event": "error", "message": "no connected switch left in this shard"})
-                    return
-                for sw in live:
-                    s.refresh_block(sw)
-                t = Traffic(live, TrafficParams(**cmd["params"]), reactor, trial=cmd["trial"],
-                            limit=cmd.get("limit"))
-                d = t.start_at(cmd["start_at_ns"])
+            raise_nofile(cmd.sessions + FD_RESERVE)
+        except FdLimitError as exc:
+            raise c.EmulatorError(str(exc)) from None
+        if self.capacity is not None:
+            self.capacity.close_all()
+        done: Deferred = Deferred()
 
-                def done(result):
-                    result["latencies_ns"] = result["latencies_ns"].tobytes()
-                    result["pid"] = os.getpid()
-                    reply({"event": "result", **result})
-                d.addCallbacks(done, lambda f: fail(f.value))
-            elif name == "fabric_init":
-                from .fabric_net import FabricNet
-                if state["fabric"] is not None:
-                    state["fabric"].close()
-                state["fabric"] = FabricNet(reactor, cmd["topology"], cmd["owned"], tuple(cmd["versions"]),
-                                            host_refresh=cmd.get("host_refresh", 5.0),
-                                            host_delay=cmd.get("host_delay", 1.0),
-                                            handshake_timeout=cmd.get("handshake_timeout", 10.0),
-                                            data_plane=cmd.get("data_plane"))
-                reply({"event": "fabric_ready", "relay": list(state["fabric"].relay_address)})
-            elif name == "fabric_connect":
-                net = state["fabric"]
-                net.connect(cmd["host"], cmd["port"], cmd["peers"], cmd.get("ramp_group", 25),
-                            cmd.get("ramp_delay", 0.05)).addCallbacks(
-                    lambda r: reply({"event": "connected", "retries": net.connect_retries, **r}),
-                    lambda f: fail(f.value))
-            elif name == "fabric_status":
-                reply({"event": "status", "now_ns": time.monotonic_ns(), "pid": os.getpid(),
-                       **state["fabric"].fabric.status(cmd.get("before_ns"))})
-            elif name == "test_port":
-                reply({"event": "test_port", **state["fabric"].test_port(cmd)})
-            elif name == "fabric_trace":
-                fabric = state["fabric"].fabric
-                if cmd["action"] == "start":
-                    fabric.start_trace()
-                    reply({"event": "trace", "started_ns": time.monotonic_ns()})
-                else:
-                    reply({"event": "trace", **fabric.trace_report()})
-            elif name == "fabric_change":
-                reply({"event": "changed", "change": state["fabric"].change(cmd["kind"], cmd["dpid"], cmd.get("port"))})
-            elif name == "quiesce":
-                quiesce(state["set"], cmd["quiet"], cmd["max_wait"])
-            elif name == "disconnect":
-                if state["set"] is not None:
-                    state["set"].close_all()
-                    state["set"] = None
-                if state["fabric"] is not None:
-                    state["fabric"].close()
-                    state["fabric"] = None
-                reply({"event": "disconnected"})
-            elif name == "close":
-                if state["set"] is not None:
-                    state["set"].close_all()
-                if state["fabric"] is not None:
-                    state["fabric"].close()
-                reactor.callLater(0.2, reactor.stop)
-                reply({"event": "closed"})
-            else:
-                reply({"event": "error", "message": f"unknown shard command {name!r}"})
-        except Exception as exc:  # reported to the caller, which fails the trial with it
-            fail(exc)
+        def finished(result):
+            run.close_all()
+            if deadline.active():
+                deadline.cancel()
+            if not done.called:
+                done.callback(result)
 
-    def quiesce(switch_set, quiet: float, max_wait: float) -> None:
+        def expired():
+            run.cancel()
+            run.close_all()
+            if not done.called:
+                done.errback(c.EmulatorError(f"the capacity trial did not finish within {cmd.deadline:g} s "
+                                             f"(phase {run.phase})"))
+
+        run = CapacityRun(cmd, self.reactor, emit, finished)
+        self.capacity = run
+        deadline = self.reactor.callLater(cmd.deadline, expired)
+        run.start()
+        return done
+
+    @responder(c.StopRamp)
+    def stop_ramp(self, cmd, emit) -> None:
+        if self.capacity is not None:
+            self.capacity.stop_ramp()
+
+    # ------------------------------------------------------------------ §5.1.2 / §5.1.3
+    @responder(c.ConnectSwitches)
+    def connect_switches(self, cmd: c.ConnectSwitches, emit):
+        from .traffic import SwitchSet
+
+        if self.switch_set is not None:
+            self.switch_set.close_all()
+        self.switch_set = SwitchSet(self.reactor, cmd, source_base=self.source_base)
+        return self.switch_set.connect()
+
+    def _switches(self):
+        if self.switch_set is None:
+            raise c.EmulatorError("no switches are connected on this shard (ConnectSwitches first)")
+        return self.switch_set
+
+    @responder(c.AnnounceDestinations)
+    def announce(self, cmd: c.AnnounceDestinations, emit):
+        return self._switches().announce(cmd)
+
+    @responder(c.RunTraffic)
+    def run_traffic(self, cmd: c.RunTraffic, emit):
+        from .traffic import Traffic
+
+        s = self._switches()
+        live = s.live()
+        if not live:
+            raise c.EmulatorError("no connected switch left on this shard")
+        for sw in live:
+            s.refresh_block(sw)
+        t = Traffic(live, cmd.traffic, self.reactor, trial=cmd.trial, limit=cmd.limit)
+        return t.start_at(cmd.start_at_ns).addCallback(
+            lambda r: dataclasses.replace(r, pids=(os.getpid(),)))
+
+    @responder(c.Quiesce)
+    def quiesce(self, cmd: c.Quiesce, emit):
         """Answer once the controller has sent nothing for ``quiet`` s (its backlog is drained), or at
         ``max_wait``."""
+        from twisted.internet.defer import Deferred
+
+        switches = self._switches().switches
         began = time.monotonic_ns()
+        done: Deferred = Deferred()
 
         def check():
             now = time.monotonic_ns()
-            last = max([sw.t_last_rx or 0 for sw in switch_set.switches] + [began])
-            if now - last >= quiet * 1e9 or now - began >= max_wait * 1e9:
-                reply({"event": "quiet", "waited_s": (now - began) / 1e9, "quiet": now - last >= quiet * 1e9})
+            last = max([sw.t_last_rx or 0 for sw in switches] + [began])
+            if now - last >= cmd.quiet * 1e9 or now - began >= cmd.max_wait * 1e9:
+                done.callback(c.Quiet(waited_s=(now - began) / 1e9, quiet=now - last >= cmd.quiet * 1e9))
             else:
-                reactor.callLater(min(0.05, quiet / 4), check)
+                self.reactor.callLater(min(0.05, cmd.quiet / 4), check)
         check()
+        return done
 
-    channel.setcallback(lambda cmd: reactor.callFromThread(handle, cmd), endmarker=None)
-    reactor.run(installSignalHandlers=False)
+    # ------------------------------------------------------------------ topologies and the data plane
+    @responder(c.DeployFabric)
+    def deploy_fabric(self, cmd: c.DeployFabric, emit) -> c.FabricReady:
+        from .fabric_net import FabricNet
+
+        if self.fabric is not None:
+            self.fabric.close()
+        self.fabric = FabricNet(self.reactor, cmd, source=self.source_base or "127.0.0.1")
+        return c.FabricReady(relay=tuple(self.fabric.relay_address))
+
+    def _fabric(self):
+        if self.fabric is None:
+            raise c.EmulatorError("no topology is deployed on this shard (DeployFabric first)")
+        return self.fabric
+
+    @responder(c.ConnectFabric)
+    def connect_fabric(self, cmd: c.ConnectFabric, emit):
+        return self._fabric().connect(cmd)
+
+    @responder(c.GetFabricState)
+    def fabric_state(self, cmd: c.GetFabricState, emit) -> c.FabricState:
+        net = self._fabric()
+        st = net.fabric.status(cmd.before_ns)
+        lost, detail = net.lost()
+        counters = {k: st[k] for k in ("relayed", "sent_remote", "received_remote", "not_delivered", "discovery_outs",
+                                       "other_outs", "buffered_outs", "hosts_announced")}
+        return c.FabricState(ready=st["ready"], owned=st["owned"], counters=counters,
+                             t_first_discovery_out=st["t_first_discovery_out"],
+                             t_last_relayed_in=st["t_last_relayed_in"], last_relay_before=st["last_relay_before"],
+                             first_in=tuple(tuple(x) for x in st["first_in"]),
+                             relay_latency_ns=st["relay_latency_ns"], change=st["change"],
+                             data_plane=st["data_plane"] or None, sessions_lost=lost, lost_detail=detail,
+                             pids=(os.getpid(),))
+
+    @responder(c.ChangeTopology)
+    def change(self, cmd: c.ChangeTopology, emit) -> c.Changed:
+        return c.Changed(self._fabric().change(cmd.kind, cmd.dpid, cmd.port))
+
+    @responder(c.StartTrace)
+    def start_trace(self, cmd, emit) -> c.TraceStarted:
+        self._fabric().fabric.start_trace()
+        return c.TraceStarted(time.monotonic_ns())
+
+    @responder(c.GetTrace)
+    def trace(self, cmd, emit) -> c.Trace:
+        rep = self._fabric().fabric.trace_report()
+        pins = {(src, dst): (t, dpid) for src, dst, t, dpid in rep["packet_ins"]}
+        return c.Trace(packet_ins=pins, flow_mods=tuple(tuple(r) for r in rep["flow_mods"]),
+                       truncated=rep["truncated"])
+
+    @responder(c.TestPortCommand)
+    def test_port(self, cmd: c.TestPortCommand, emit) -> c.PortAnswer:
+        return self._fabric().test_port(cmd)
 
 
-# --------------------------------------------------------------------------- local side
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, c.EmulatorError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
 
-class ShardPool:
-    """``n`` shard processes over execnet popen gateways."""
 
-    def __init__(self, n: int, python: str = sys.executable, spec_extra: str = ""):
-        import execnet
+# --------------------------------------------------------------------------- the process
 
-        if n < 1:
-            raise ValueError(f"emulator shards must be at least 1 (got {n})")
-        self.group = execnet.Group()
-        self.channels = []
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux); then check it has not already."""
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent or parent == 1:
+        os._exit(3)
+
+
+def serve(channel) -> None:  # pragma: no cover - runs in the shard process (integration-tested)
+    """The shard's main loop: answer commands until ``Close`` or until the channel closes."""
+    from twisted.internet import reactor
+
+    die_with_parent()
+    try:   # Ctrl-C in a terminal reaches the whole process group: the harness decides, not the shard
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:   # not the main thread
+        pass
+    end = object()
+
+    def send(message):
         try:
-            for i in range(n):
-                gw = self.group.makegateway(f"popen//python={python}//chdir={PROJECT_ROOT}//id=shard{i}{spec_extra}")
-                self.channels.append(gw.remote_exec(
-                    "import sys; sys.path.insert(0, %r)\nfrom emulator.shard import serve\nserve(channel)"
-                    % str(PROJECT_ROOT)))
-        except Exception:
-            self.close()
-            raise
-
-    def __len__(self):
-        return len(self.channels)
-
-    def request(self, cmds: list, timeout: float, expect: str) -> list:
-        """Send one command per shard (``None``: skip that shard) and collect each answer."""
-        import execnet
-
-        for ch, cmd in zip(self.channels, cmds):
-            if cmd is not None:
-                ch.send(cmd)
-        answers = []
-        deadline = time.monotonic() + timeout
-        for i, (ch, cmd) in enumerate(zip(self.channels, cmds)):
-            if cmd is None:
-                answers.append(None)
-                continue
-            try:
-                ans = ch.receive(max(0.1, deadline - time.monotonic()))
-            except execnet.TimeoutError:
-                raise ShardError(f"emulator shard {i} did not answer {cmd['cmd']!r} within {timeout:g} s") from None
-            except (EOFError, OSError, execnet.RemoteError) as exc:
-                raise ShardError(f"emulator shard {i} failed during {cmd['cmd']!r}: {exc}") from None
-            if ans.get("event") == "error":
-                raise ShardError(f"emulator shard {i}: {ans['message']}")
-            if ans.get("event") != expect:
-                raise ShardError(f"emulator shard {i} answered {ans.get('event')!r} to {cmd['cmd']!r}")
-            answers.append(ans)
-        return answers
-
-    def close(self) -> None:
-        for ch in self.channels:
-            try:
-                ch.send({"cmd": "close"})
-            except Exception:  # a shard that is already gone has nothing to close
-                pass
-        try:
-            self.group.terminate(timeout=3.0)
-        except Exception:
+            channel.send(message)
+        except (OSError, EOFError, ValueError):   # the harness is gone: nothing to tell
             pass
-        self.channels = []
 
+    shard = Shard(reactor, send)
 
-def split_switches(n_switches: int, n_shards: int, first_dpid: int = 1) -> list:
-    """Datapath ids per shard, as even as possible; shards with none are dropped."""
-    out = []
-    per, extra = divmod(n_switches, n_shards)
-    dpid = first_dpid
-    for i in range(n_shards):
-        k = per + (1 if i < extra else 0)
-        if k:
-            out.append(list(range(dpid, dpid + k)))
-        dpid += k
-    return out
+    def received(message):
+        if message is end:
+            # The harness closed the channel or died: leave at once, with every session.
+            reactor.callFromThread(reactor.stop)
+            threading.Timer(2.0, os._exit, (0,)).start()
+            return
+        kind, call_id, payload = message
+        try:
+            cmd = c.from_wire(payload)
+        except Exception as exc:  # a message this shard cannot read: say so to the caller
+            send(("error", call_id, f"cannot read the command: {_describe(exc)}"))
+            return
+        reactor.callFromThread(shard.dispatch, call_id, cmd)
 
-
-COUNTERS = ("ntx", "nrx", "nrx_in_td", "late", "duplicates", "stale", "overrun", "not_counted", "unmatched",
-            "deferred_by_backpressure", "rtt_sum_ns", "packet_out", "flow_mod", "switches", "sessions_lost")
-
-
-def merge_results(results: list) -> dict:
-    """One trial's result from its shards' results: counters summed, latencies pooled, window widened."""
-    results = [r for r in results if r is not None]
-    if not results:
-        raise ShardError("no shard returned a result")
-    merged = {k: sum(r[k] for r in results) for k in COUNTERS}
-    lat = array("q")
-    for r in results:
-        raw = r["latencies_ns"]
-        lat.frombytes(raw if isinstance(raw, (bytes, bytearray)) else raw.tobytes())
-    first = results[0]
-    merged.update(mode=first["mode"], duration_s=first["duration_s"], response_timeout_s=first["response_timeout_s"],
-                  offered_rate_target=first["offered_rate_target"], shards=len(results),
-                  t_start_ns=min(r["t_start_ns"] for r in results), t_end_ns=max(r["t_end_ns"] for r in results),
-                  start_skew_us=(max(r["t_start_ns"] for r in results) - min(r["t_start_ns"] for r in results)) / 1e3,
-                  latencies_ns=lat)
-    return merged
+    channel.setcallback(received, endmarker=end)
+    reactor.run(installSignalHandlers=False)
+    sys.stdout.flush()

@@ -33,22 +33,24 @@ from __future__ import annotations
 import struct
 import time
 from array import array
-from dataclasses import dataclass
 from typing import Callable, Optional
 
 from twisted.internet.defer import Deferred
-from zope.interface import implementer
 from twisted.internet.interfaces import IPushProducer
+from zope.interface import implementer
 
 from . import codec, frames
-from .protocol import SessionListener, SwitchProtocol, SwitchSpec
+from .control import CLOSE_PROTOCOL, AnnounceDestinations, Announced, Connected, ConnectSwitches, TrafficResult
+from .params import RESPONSE_TYPES, TRAFFIC_MODES, TrafficParams  # noqa: F401  (TrafficParams: re-exported)
+from .protocol import SwitchProtocol, SwitchSpec
+from .ramp import Ramp, RampOwner
 
-MODES = ("serial", "per-switch", "paced", "max")
-RESPONSE_TYPES = ("either", "packet_out", "flow_mod")
+MODES = TRAFFIC_MODES
 KIND_PACKET_OUT, KIND_FLOW_MOD = 0, 1
 _U32 = struct.Struct("!I")
 _TAG = frames.TAG
 SEQ_SPAN = 1 << 24        # requests per switch per trial before sequence numbers would repeat
+BUCKETS = TrafficResult.BUCKETS
 
 
 def ring_size(n_switches: int) -> int:
@@ -57,32 +59,6 @@ def ring_size(n_switches: int) -> int:
     while size > (1 << 12) and size * n_switches > (1 << 22):
         size >>= 1
     return size
-
-
-@dataclass
-class TrafficParams:
-    mode: str = "serial"
-    duration: float = 10.0            # Td, seconds
-    response_timeout: float = 1.0     # seconds; a request unanswered by then is lost
-    rate: Optional[float] = None      # offered messages/s over the whole emulator (paced mode)
-    batch: int = 64                   # messages per write in the open-loop modes
-    response_type: str = "either"
-    busy_poll: bool = True            # closed-loop modes: poll instead of sleeping between responses
-    tick: float = 0.0                 # max mode: seconds between send rounds (0: every reactor turn)
-
-    def __post_init__(self):
-        if self.mode not in MODES:
-            raise ValueError(f"traffic mode must be one of {', '.join(MODES)} (got {self.mode!r})")
-        if self.response_type not in RESPONSE_TYPES:
-            raise ValueError(f"response type must be one of {', '.join(RESPONSE_TYPES)} (got {self.response_type!r})")
-        if not self.duration > 0:
-            raise ValueError(f"trial duration must be positive (got {self.duration})")
-        if not self.response_timeout > 0:
-            raise ValueError(f"response timeout must be positive (got {self.response_timeout})")
-        if self.mode == "paced" and not (self.rate and self.rate > 0):
-            raise ValueError(f"paced mode needs a positive offered rate (got {self.rate})")
-        if self.batch < 1:
-            raise ValueError(f"batch must be at least 1 (got {self.batch})")
 
 
 @implementer(IPushProducer)
@@ -100,6 +76,8 @@ class TrafficSwitch(SwitchProtocol):
         self.paused = False
         self.flush = False
         self.mac_prefix = frames.src_mac(spec.datapath_id, 0)[:3]
+        self.host_mac = frames.host_mac(spec.datapath_id)
+        self.t_last_answer: Optional[int] = None   # the controller's answer to the host's announcement
         self.reset_counts(0)
 
     # ------------------------------------------------------------------ per-trial state
@@ -115,6 +93,9 @@ class TrafficSwitch(SwitchProtocol):
         self.by_kind = [0, 0]
         self.mac_cursor: dict = {}
         self.timer = None
+        self.bucket_sent = [0] * BUCKETS
+        self.bucket_answered = [0] * BUCKETS
+        self.bucket_rtt = [0] * BUCKETS
 
     def connectionMade(self):
         super().connectionMade()
@@ -143,6 +124,9 @@ class TrafficSwitch(SwitchProtocol):
         data = self.block.take(seq, count)
         t = self.now_ns()
         self.transport.write(data)
+        tr = self.traffic
+        b = (t - tr.t_start) * BUCKETS // tr.duration_ns
+        self.bucket_sent[b if 0 <= b < BUCKETS else (0 if b < 0 else BUCKETS - 1)] += count
         if self.flush:
             # Closed loop: hand the request to the kernel now rather than on the reactor's next
             # turn (doWrite is the transport's IWriteDescriptor entry point).
@@ -202,18 +186,32 @@ class TrafficSwitch(SwitchProtocol):
                 break
             typ = buf[off + 1]
             if (typ == codec.PACKET_OUT or typ == codec.FLOW_MOD) and buf[off] == version:
-                self._response(buf, off, end, typ, t, tr)
+                try:
+                    self._response(buf, off, end, typ, t, tr)
+                except (ValueError, IndexError) as exc:   # struct.error: fields past the message's end
+                    self._buffer = b""
+                    self.abort(CLOSE_PROTOCOL, f"malformed {codec.type_name(version, typ)} from the controller "
+                                               f"({exc}): {bytes(buf[off:min(end, off + 32)]).hex()}")
+                    return
             else:
-                frame = buf[off:end]
                 self.counters.rx += 1
-                self._handle(codec.decode(frame), frame, t)
+                self.handle_frame(buf[off:end], t)
                 if self.closed or self._closing_kind:
                     return
             off = end
         self._buffer = buf[off:] if off < n else b""
 
+    def _handle(self, msg, frame: bytes, t: int) -> None:
+        if msg.name == "packet_out" and msg.fields.get("data", b"")[6:12] == self.host_mac:
+            self.t_last_answer = t      # the controller sent the destination host's announcement on: it read it
+        elif msg.name == "flow_mod" and codec.flow_mod_eth_src(frame) == self.host_mac:
+            self.t_last_answer = t      # ... or installed a flow for that host
+        super()._handle(msg, frame, t)
+
     def _response(self, buf, off: int, end: int, typ: int, t: int, tr: "Traffic") -> None:
         if typ == codec.PACKET_OUT:
+            if end - off < tr.po_head:
+                raise ValueError(f"{end - off} bytes, shorter than its fixed fields")
             kind = KIND_PACKET_OUT
             seq = _U32.unpack_from(buf, off + 8)[0]
             if seq == codec.NO_BUFFER:
@@ -287,6 +285,10 @@ class TrafficSwitch(SwitchProtocol):
             self.nrx += 1
             self.rtt_sum += rtt
             tr.latencies.append(rtt)
+            b = (self.t_sent[i] - tr.t_start) * BUCKETS // tr.duration_ns
+            b = b if 0 <= b < BUCKETS else (0 if b < 0 else BUCKETS - 1)
+            self.bucket_answered[b] += 1
+            self.bucket_rtt[b] += rtt
         if tr.closed_loop:
             tr.answered(self)
 
@@ -304,6 +306,7 @@ class Traffic:
         self.now_ns = now_ns
         self.nonce = nonce if nonce is not None else (0x5EED0000 + trial) & 0xFFFFFFFF
         self.timeout_ns = int(params.response_timeout * 1e9)
+        self.duration_ns = max(1, int(params.duration * 1e9))
         self.closed_loop = params.mode in ("serial", "per-switch")
         self.counts = (params.response_type in ("either", "packet_out"), params.response_type in ("either", "flow_mod"))
         version = switches[0].version
@@ -472,120 +475,121 @@ class Traffic:
         self.clock.callLater(max(0.0, wait), self._tick)
 
     # ------------------------------------------------------------------ result
-    def result(self) -> dict:
+    def result(self) -> TrafficResult:
         sws = self.switches
-        total = lambda name: sum(getattr(sw, name) for sw in sws)  # noqa: E731
-        return {
-            "mode": self.p.mode, "duration_s": self.p.duration, "response_timeout_s": self.p.response_timeout,
-            "offered_rate_target": self.p.rate, "switches": len(sws),
-            "sessions_lost": sum(1 for sw in sws if sw.closed),
-            "t_start_ns": self.t_start, "t_end_ns": self.t_end,
-            "ntx": total("ntx"), "nrx": total("nrx"), "nrx_in_td": total("nrx_in_td"), "late": total("late"),
-            "duplicates": total("duplicates"), "stale": total("stale"), "overrun": total("overrun"),
-            "not_counted": total("not_counted"), "unmatched": self.unmatched,
-            "deferred_by_backpressure": self.deferred_by_backpressure,
-            "rtt_sum_ns": total("rtt_sum"),
-            "packet_out": sum(sw.by_kind[KIND_PACKET_OUT] for sw in sws),
-            "flow_mod": sum(sw.by_kind[KIND_FLOW_MOD] for sw in sws),
-            "latencies_ns": self.latencies,
-        }
+        lost = [sw for sw in sws if sw.closed]
+
+        def total(name):
+            return sum(getattr(sw, name) for sw in sws)
+
+        def buckets(name):
+            return tuple(map(sum, zip(*(getattr(sw, name) for sw in sws))))
+        return TrafficResult(
+            mode=self.p.mode, duration_s=self.p.duration, response_timeout_s=self.p.response_timeout,
+            offered_rate_target=self.p.rate, t_start_ns=self.t_start, t_end_ns=self.t_end,
+            latencies_ns=self.latencies.tobytes(), bucket_sent=buckets("bucket_sent"),
+            bucket_answered=buckets("bucket_answered"), bucket_rtt_ns=buckets("bucket_rtt"),
+            ntx=total("ntx"), nrx=total("nrx"), nrx_in_td=total("nrx_in_td"), late=total("late"),
+            duplicates=total("duplicates"), stale=total("stale"), overrun=total("overrun"),
+            not_counted=total("not_counted"), unmatched=self.unmatched,
+            deferred_by_backpressure=self.deferred_by_backpressure, rtt_sum_ns=total("rtt_sum"),
+            packet_out=sum(sw.by_kind[KIND_PACKET_OUT] for sw in sws),
+            flow_mod=sum(sw.by_kind[KIND_FLOW_MOD] for sw in sws), switches=len(sws), sessions_lost=len(lost),
+            lost_detail="; ".join(f"switch {sw.spec.datapath_id}: {sw.close_kind}" for sw in lost[:3]))
 
 
 # --------------------------------------------------------------------------- a shard's switches
 
-class SwitchSet(SessionListener):
-    """Connects ``count`` traffic switches to a controller and keeps them for several trials."""
+class SwitchSet(RampOwner):
+    """One shard's traffic switches, connected through the ramp and kept for several trials."""
 
-    def __init__(self, reactor, host: str, port: int, datapath_ids: list, versions: tuple,
-                 frame_kind: str = "ipv4", frame_size: int = 128, n_macs: int = 1000, buffered: bool = True,
-                 ramp_group: int = 25, handshake_timeout: float = 10.0, source: str = "127.0.0.1",
-                 now_ns: Callable[[], int] = time.monotonic_ns):
+    def __init__(self, reactor, cmd: ConnectSwitches, now_ns: Callable[[], int] = time.monotonic_ns,
+                 source_base: Optional[str] = "127.0.0.1"):
         self.reactor = reactor
-        self.host, self.port = host, port
-        self.datapath_ids = list(datapath_ids)
-        self.versions = tuple(versions)
-        self.frame_kind, self.frame_size, self.n_macs, self.buffered = frame_kind, frame_size, n_macs, buffered
-        self.ramp_group = ramp_group
-        self.handshake_timeout = handshake_timeout
-        self.source = source
+        self.cmd = cmd
+        self.p = cmd.params
         self.now_ns = now_ns
         self.switches: list = []
         self.failures: list = []
-        self.ready: Deferred = Deferred()
-        self._pending = 0
-        self._next = 0
-        self._ring = ring_size(len(self.datapath_ids))
-        self.template = frames.build_template(frame_kind, frame_size)
+        self.template = frames.build_template(self.p.frame_kind, self.p.frame_size)
+        self._ring = ring_size(len(cmd.datapath_ids))
+        self.ramp = Ramp.from_params(cmd.ramp, reactor, tuple(cmd.address), cmd.datapath_ids, self._build, self,
+                                     settle_first=True, source_base=source_base)
 
     # ------------------------------------------------------------------ connecting
+    def _build(self, index: int, dpid: int) -> TrafficSwitch:
+        return TrafficSwitch(SwitchSpec.simple(dpid, tuple(self.cmd.versions), n_ports=2), self.reactor, self.ramp,
+                             ring=self._ring, handshake_timeout=self.cmd.ramp.handshake_timeout, now_ns=self.now_ns)
+
     def connect(self) -> Deferred:
-        self._open_group()
-        return self.ready
-
-    def _open_group(self) -> None:
-        from twisted.internet.protocol import ClientFactory
-
-        group = self.datapath_ids[self._next:self._next + self.ramp_group]
-        self._next += len(group)
-        self._pending = len(group)
-        for dpid in group:
-            spec = SwitchSpec.simple(dpid, self.versions, n_ports=2)
-            owner = self
-
-            class _Factory(ClientFactory):
-                def buildProtocol(self, addr, spec=spec):
-                    sw = TrafficSwitch(spec, owner.reactor, owner, ring=owner._ring,
-                                       handshake_timeout=owner.handshake_timeout, now_ns=owner.now_ns)
-                    sw.factory = self
-                    return sw
-
-                def clientConnectionFailed(self, connector, reason, dpid=dpid):
-                    owner._failed(dpid, f"connect failed: {reason.getErrorMessage()}")
-
-            self.reactor.connectTCP(self.host, self.port, _Factory(), timeout=5, bindAddress=(self.source, 0))
+        def done(_):
+            self.switches.sort(key=lambda sw: sw.spec.datapath_id)
+            return Connected(connected=len(self.switches), failures=tuple(self.failures), retries=self.ramp.retried)
+        return self.ramp.start().addCallback(done)
 
     def session_ready(self, session: TrafficSwitch) -> None:
         self.switches.append(session)
-        self._settled()
 
-    def _failed(self, dpid: int, reason: str) -> None:
-        self.failures.append({"datapath_id": dpid, "reason": reason})
-        self._settled()
+    def connect_failed(self, index: int, dpid, kind: str, detail: str) -> None:
+        self.failures.append((dpid, f"{kind}: {detail}"))
 
     def session_closed(self, session, kind: str, detail: str) -> None:
         if not session.ready:
-            self._failed(session.spec.datapath_id, f"{kind}: {detail}")
+            self.failures.append((session.spec.datapath_id, f"{kind}: {detail}"))
 
-    def _settled(self) -> None:
-        self._pending -= 1
-        if self._pending > 0:
-            return
-        if self._next < len(self.datapath_ids):
-            self._open_group()
-        elif not self.ready.called:
-            self.switches.sort(key=lambda sw: sw.spec.datapath_id)
-            self.ready.callback({"connected": len(self.switches), "failures": self.failures})
+    def live(self) -> list:
+        return [sw for sw in self.switches if not sw.closed]
 
     def refresh_block(self, sw: TrafficSwitch) -> None:
         """(Re)build a switch's PACKET_IN block when it has none or the controller changed miss_send_len."""
         if sw.block is None or sw.block.miss_send_len != sw.miss_send_len:
-            sw.block = frames.PacketInBlock(sw.version, sw.spec.datapath_id, self.template, self.n_macs,
-                                            nonce=0, buffered=self.buffered, miss_send_len=sw.miss_send_len)
+            sw.block = frames.PacketInBlock(sw.version, sw.spec.datapath_id, self.template, self.p.macs,
+                                            nonce=0, buffered=self.p.buffered, miss_send_len=sw.miss_send_len)
 
     # ------------------------------------------------------------------ before the trials
-    def learn_destinations(self) -> int:
-        """Each switch sends a gratuitous ARP from its destination host (port 2), unbuffered."""
-        sent = 0
-        for sw in self.switches:
-            if sw.closed:
-                continue
+    def announce(self, cmd: AnnounceDestinations) -> Deferred:
+        """Each switch's destination host (port 2) sends a gratuitous ARP, unbuffered, again every
+        ``retry`` s until the controller answers on that session (it has read it: a learning
+        controller floods the announcement or installs a flow), or ``timeout``."""
+        done: Deferred = Deferred()
+        began = self.now_ns()
+        pending = {sw: None for sw in self.live()}
+        sent = [0]
+
+        def send(sw):
             frame = frames.learn_frame(sw.spec.datapath_id)
             sw.send(codec.encode_packet_in(sw.version, sw.next_xid(), codec.NO_BUFFER, frames.HOST_PORT, frame),
                     "packet_in")
-            sent += 1
-        return sent
+            sent[0] += 1
+            pending[sw] = self.now_ns()
+
+        def check():
+            now = self.now_ns()
+            for sw, t_sent in list(pending.items()):
+                if sw.closed:
+                    continue
+                if sw.t_last_answer is not None and sw.t_last_answer >= began:
+                    del pending[sw]
+                elif now - t_sent >= cmd.retry * 1e9:
+                    send(sw)
+            left = [sw for sw in pending if not sw.closed]
+            if not left or now - began >= cmd.timeout * 1e9:
+                unconfirmed = tuple(sorted(sw.spec.datapath_id for sw in pending))
+                lost = [sw for sw in pending if sw.closed]
+                done.callback(Announced(sent=sent[0], confirmed=len(self.switches) - len(unconfirmed),
+                                        unconfirmed=unconfirmed, waited_s=(now - began) / 1e9,
+                                        lost_detail="; ".join(f"switch {sw.spec.datapath_id}: {sw.close_kind} "
+                                                              f"({sw.close_detail})" for sw in lost[:3])))
+            else:
+                self.reactor.callLater(0.005, check)
+
+        for sw in list(pending):
+            send(sw)
+        self.reactor.callLater(0, check)
+        return done
 
     def close_all(self) -> None:
+        self.ramp.stop()
         for sw in self.switches:
             if not sw.closed and sw.transport is not None:
                 sw.abort("closed by emulator", "end of run")

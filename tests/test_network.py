@@ -1,4 +1,5 @@
-"""The session-capacity driver on a MemoryReactorClock: ramp groups, stop rules, hold and probe."""
+"""The session-capacity driver and the connection ramp on a MemoryReactorClock: ramp groups, stop rules,
+hold and probe, retries, source addresses."""
 
 import errno
 
@@ -9,9 +10,11 @@ from twisted.python.failure import Failure
 
 from emulator import codec
 from emulator.codec import OFP13
-from emulator.network import (FAIL_ECHO_TIMEOUT, FAIL_EARLIER_DROPPED, FAIL_LOCAL, FAIL_REFUSED, STOP_CAP,
-                              STOP_DROPPING, STOP_LOCAL, STOP_REQUESTED, CapacityParams, CapacityRun,
-                              classify_connect_failure, source_address)
+from emulator.control import (FAIL_ECHO_TIMEOUT, FAIL_EARLIER_DROPPED, FAIL_LOCAL, FAIL_REFUSED, STOP_CAP,
+                              STOP_DROPPING, STOP_LOCAL, STOP_REQUESTED, OpenSessions, Progress, RampEnded)
+from emulator.network import CapacityRun
+from emulator.params import CapacityParams, RampParams
+from emulator.ramp import Ramp, RampOwner, classify_connect_failure, source_address
 
 
 class Scripted:
@@ -20,10 +23,14 @@ class Scripted:
     def __init__(self, **params):
         self.reactor = MemoryReactorClock()
         self.events, self.results = [], []
-        defaults = dict(host="127.0.0.1", port=6653, max_sessions=10, ramp_group=4, ramp_delay=0.5,
-                        hold_time=2.0, echo_interval=1.0, echo_timeout=1.0)
-        self.params = CapacityParams(**{**defaults, **params})
-        self.run = CapacityRun(self.params, self.reactor, self.events.append, self.results.append,
+        cap = dict(hold_time=2.0, echo_interval=1.0, echo_timeout=1.0)
+        ramp = dict(ramp_group=4, ramp_delay=0.5)
+        cmd = dict(sessions=10, source_base="127.0.0.1", sessions_per_source=20000)
+        for k, v in params.items():
+            (cap if k in cap else ramp if k in ramp else cmd)[k] = v
+        self.cmd = OpenSessions(address=("127.0.0.1", 6653), versions=(OFP13,), capacity=CapacityParams(**cap),
+                                ramp=RampParams(**ramp), **cmd)
+        self.run = CapacityRun(self.cmd, self.reactor, self.events.append, self.results.append,
                                now_ns=lambda: int(self.reactor.seconds() * 1e9))
         self.handled = 0
         self.protos = []
@@ -56,7 +63,7 @@ class Scripted:
 
 
 def test_ramp_in_groups_until_cap_then_hold_and_count():
-    s = Scripted(max_sessions=10, ramp_group=4)
+    s = Scripted(sessions=10, ramp_group=4)
     s.run.start()
     assert len(s.reactor.tcpClients) == 4
     s.accept()
@@ -72,15 +79,13 @@ def test_ramp_in_groups_until_cap_then_hold_and_count():
         s.reactor.advance(1.0)
         s.answer_echoes()
     result = s.results[0]
-    assert (result["kept"], result["established"], result["attempted"], result["failed"]) == (10, 10, 10, 0)
-    assert result["capped"] and not result["emulator_bound"]
-    assert s.events[0]["event"] == "start"
-    assert [e for e in s.events if e["event"] == "ramp_end"] == [
-        {"event": "ramp_end", "reason": STOP_CAP, "established": 10, "attempted": 10}]
+    assert (result.kept, result.established, result.attempted, result.failed) == (10, 10, 10, 0)
+    assert result.capped and not result.emulator_bound
+    assert [e for e in s.events if isinstance(e, RampEnded)] == [RampEnded(STOP_CAP, established=10, attempted=10)]
 
 
 def test_refusal_stops_the_ramp_and_is_recorded():
-    s = Scripted(max_sessions=100, ramp_group=4)
+    s = Scripted(sessions=100, ramp_group=4)
     s.run.start()
     s.accept()
     s.reactor.advance(0.5)
@@ -90,14 +95,14 @@ def test_refusal_stops_the_ramp_and_is_recorded():
     s.reactor.advance(2.0)
     s.answer_echoes()
     r = s.results[0]
-    assert (r["kept"], r["established"], r["attempted"]) == (6, 6, 8)
-    assert r["failures"] == {FAIL_REFUSED: 2}
-    assert r["first_failure"]["session"] == 7 and r["first_failure"]["established_before"] == 6
-    assert r["established_before_failure"] == 6
+    assert (r.kept, r.established, r.attempted) == (6, 6, 8)
+    assert r.failures == {FAIL_REFUSED: 2}
+    assert r.first_failure.session == 7 and r.first_failure.established_before == 6
+    assert r.established_before_failure == 6
 
 
 def test_hold_probes_keep_alive_and_the_final_round_is_sent_once():
-    s = Scripted(max_sessions=1, ramp_group=1, hold_time=2.0, echo_interval=1.0)
+    s = Scripted(sessions=1, ramp_group=1, hold_time=2.0, echo_interval=1.0)
     s.run.start()
     s.accept()
     counts = []
@@ -107,11 +112,11 @@ def test_hold_probes_keep_alive_and_the_final_round_is_sent_once():
         counts.append(sum(codec.decode(f).name == "echo_request" for f in frames))
         s.answer_echoes()
     assert counts == [1, 1]  # one keep-alive at 1 s, one final probe at 2 s (not two)
-    assert s.results[0]["kept"] == 1
+    assert s.results[0].kept == 1
 
 
 def test_unanswered_echo_is_not_kept():
-    s = Scripted(max_sessions=3, ramp_group=3, hold_time=1.0, echo_interval=1.0)
+    s = Scripted(sessions=3, ramp_group=3, hold_time=1.0, echo_interval=1.0)
     s.run.start()
     s.accept()
     s.reactor.advance(1.0)  # final probe round goes out
@@ -119,11 +124,11 @@ def test_unanswered_echo_is_not_kept():
     assert not s.results  # still waiting for the third answer
     s.reactor.advance(1.0)  # echo timeout
     r = s.results[0]
-    assert r["kept"] == 2 and r["failures"] == {FAIL_ECHO_TIMEOUT: 1}
+    assert r.kept == 2 and r.failures == {FAIL_ECHO_TIMEOUT: 1}
 
 
 def test_earlier_session_dropped_during_ramp_stops_it():
-    s = Scripted(max_sessions=100, ramp_group=2)
+    s = Scripted(sessions=100, ramp_group=2)
     s.run.start()
     s.accept()
     s.protos[0].connectionLost(Failure(terror.ConnectionDone()))
@@ -134,18 +139,18 @@ def test_earlier_session_dropped_during_ramp_stops_it():
 
 
 def test_local_socket_error_is_the_emulators_limit_not_the_controllers():
-    s = Scripted(max_sessions=100, ramp_group=2)
+    s = Scripted(sessions=100, ramp_group=2)
     s.run.start()
     s.accept(1)
     s.refuse(1, exc=lambda: terror.ConnectBindError(errno.EMFILE, "Too many open files"))
     assert s.run.stop_reason == STOP_LOCAL
     s.reactor.advance(2.0)
     s.answer_echoes()
-    assert s.results[0]["emulator_bound"] and s.results[0]["failures"] == {FAIL_LOCAL: 1}
+    assert s.results[0].emulator_bound and s.results[0].failures == {FAIL_LOCAL: 1}
 
 
 def test_stop_request_ends_the_ramp_after_the_current_group():
-    s = Scripted(max_sessions=100, ramp_group=2)
+    s = Scripted(sessions=100, ramp_group=2)
     s.run.start()
     s.run.stop_ramp()
     s.accept()
@@ -154,11 +159,12 @@ def test_stop_request_ends_the_ramp_after_the_current_group():
 
 
 def test_sessions_spread_over_source_addresses():
-    s = Scripted(max_sessions=5, ramp_group=5, sessions_per_source=2, source_base="127.0.0.9")
+    s = Scripted(sessions=5, ramp_group=5, sessions_per_source=2, source_base="127.0.0.9")
     s.run.start()
     assert [c[4] for c in s.reactor.tcpClients] == [("127.0.0.9", 0), ("127.0.0.9", 0), ("127.0.0.10", 0),
                                                     ("127.0.0.10", 0), ("127.0.0.11", 0)]
     assert {c[2].index for c in s.reactor.tcpClients} == {0, 1, 2, 3, 4}
+    assert all(c[3] == 5.0 for c in s.reactor.tcpClients)    # RampParams.connect_timeout
 
 
 def test_source_address_stays_in_loopback():
@@ -174,9 +180,66 @@ def test_classify_connect_failures():
     assert classify_connect_failure(Failure(local))[0] == FAIL_LOCAL
 
 
-@pytest.mark.parametrize("bad,match", [({"max_sessions": 0}, "max_sessions must be at least 1"),
-                                       ({"ramp_group": 0}, "ramp_group"), ({"echo_timeout": 0}, "echo_timeout"),
-                                       ({"source_base": "10.0.0.1"}, "loopback")])
-def test_params_are_checked(bad, match):
-    with pytest.raises(ValueError, match=match):
-        CapacityParams(**{"host": "127.0.0.1", "port": 1, "max_sessions": 5, **bad})
+def test_a_stop_before_the_ramp_starts_ends_it_at_once():
+    s = Scripted(sessions=100, ramp_group=2)
+    s.run.stop_ramp()
+    s.run.start()
+    assert s.run.stop_reason == STOP_REQUESTED and not s.reactor.tcpClients
+
+
+def test_progress_events_are_typed():
+    s = Scripted(sessions=4, ramp_group=4)
+    s.run.start()
+    s.reactor.advance(1.0)
+    assert isinstance(s.events[0], Progress) and s.events[0].attempted == 4
+
+
+class Owner(RampOwner):
+    def __init__(self):
+        self.failed, self.ready = [], []
+
+    def connect_failed(self, index, key, kind, detail):
+        self.failed.append((key, kind))
+
+    def session_ready(self, session):
+        self.ready.append(session)
+
+
+def make_ramp(reactor, keys, **policy):
+    owner = Owner()
+    ramp = Ramp(reactor, ("127.0.0.1", 6653), keys, None, owner, **policy)
+    ramp.build = lambda index, key: _proto(reactor, ramp, key)
+    return ramp, owner
+
+
+def _proto(reactor, listener, key):
+    from emulator.protocol import SwitchProtocol, SwitchSpec
+    return SwitchProtocol(SwitchSpec.simple(key, (OFP13,)), reactor, listener)
+
+
+def test_ramp_on_the_clock_opens_groups_without_waiting_and_retries_failed_connects():
+    # The fabric's policy: groups every delay s whatever the first group did; a refused connect is tried again.
+    reactor = MemoryReactorClock()
+    ramp, owner = make_ramp(reactor, [11, 12, 13], group=2, delay=0.5, settle_first=False, retries=1,
+                            retry_delay=1.0)
+    ramp.start()
+    assert len(reactor.tcpClients) == 2
+    reactor.advance(0.5)
+    assert len(reactor.tcpClients) == 3                 # the second group did not wait for the first
+    factory = reactor.tcpClients[0][2]
+    connector = reactor.connectors[0]
+    factory.clientConnectionFailed(connector, Failure(terror.ConnectionRefusedError()))
+    assert ramp.retried == 1 and not owner.failed       # retried after retry_delay, not failed
+    factory.clientConnectionFailed(connector, Failure(terror.ConnectionRefusedError()))
+    assert owner.failed == [(11, FAIL_REFUSED)]         # the retry failed too
+    for _host, _port, f, _t, _b in reactor.tcpClients[1:]:
+        p = f.buildProtocol(None)
+        p.makeConnection(StringTransport())
+        p.dataReceived(codec.encode_hello(OFP13, 1, (OFP13,)) + codec.header(OFP13, 5, 8, 2))
+    assert ramp.done.called and ramp.ready == 2 and ramp.failed == 1
+
+
+def test_ramp_unknown_policy_is_refused():
+    with pytest.raises(TypeError, match="unknown ramp policy"):
+        Ramp(MemoryReactorClock(), ("127.0.0.1", 1), [], None, groups=3)
+

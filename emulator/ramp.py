@@ -1,0 +1,204 @@
+"""One connection ramp: emulated switches connect to the controller in groups.
+
+The policy is in attributes, as in Twisted's ``ReconnectingClientFactory``:
+
+* ``group`` sessions open together, ``delay`` seconds between groups;
+* ``settle_first``: the next group opens only once every session of the current one is ready
+  (handshake done) or has failed — the capacity benchmark's rule, which lets the owner stop the
+  ramp at the first failure; otherwise groups open on the clock alone;
+* ``retries`` / ``retry_delay``: a failed TCP connect is tried again, as a real switch keeps
+  reconnecting to its controller (never for the emulator's own resource limits);
+* ``connect_timeout``; ``source_base`` / ``per_source``: sessions take loopback source addresses
+  ``per_source`` at a time (one address has one ephemeral port range toward the controller);
+  ``None`` lets the kernel choose (a shard on another host).
+
+The ramp sits between the switch sessions and their owner: it is (or is told by) the sessions'
+:class:`~emulator.protocol.SessionListener`, counts each session settled once, and passes every
+event on to the owner (:class:`RampOwner`), who may end the ramp after any group.
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+from typing import Callable, Optional
+
+from twisted.internet import error as terror
+from twisted.internet.defer import Deferred
+from twisted.internet.protocol import ClientFactory
+
+from .control import FAIL_CONNECT_TIMEOUT, FAIL_LOCAL, FAIL_REFUSED
+from .params import RampParams
+from .protocol import SessionListener
+
+LOCAL_ERRNOS = {errno.EADDRNOTAVAIL, errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.EADDRINUSE}
+
+
+def source_address(base: str, index: int, per_source: int) -> str:
+    """The loopback source address of session ``index``: ``per_source`` sessions per address."""
+    addr = ipaddress.ip_address(base) + index // per_source
+    if not addr.is_loopback:
+        raise ValueError(f"session {index} would need source address {addr}, outside 127.0.0.0/8")
+    return str(addr)
+
+
+def classify_connect_failure(reason) -> tuple:
+    """(failure kind, detail) of a failed TCP connect."""
+    exc = getattr(reason, "value", reason)
+    os_err = getattr(exc, "osError", None)
+    if isinstance(exc, terror.ConnectionRefusedError):
+        return FAIL_REFUSED, "connection refused"
+    if isinstance(exc, (terror.TimeoutError, terror.TCPTimedOutError)):
+        return FAIL_CONNECT_TIMEOUT, "TCP connect timed out"
+    if isinstance(exc, terror.ConnectBindError) or os_err in LOCAL_ERRNOS:
+        return FAIL_LOCAL, f"emulator could not open a socket: {exc}"
+    return FAIL_REFUSED, f"connect failed: {exc}"
+
+
+class RampOwner(SessionListener):
+    """What the ramp tells whoever runs it; every method is optional."""
+
+    def connect_failed(self, index: int, key, kind: str, detail: str) -> None:
+        """Session ``index`` (for ``key``) could not connect, after its retries."""
+
+    def group_settled(self, ramp: "Ramp") -> bool:
+        """Every session of the current group is ready or failed: go on with the next group?"""
+        return True
+
+
+class _Factory(ClientFactory):
+    def __init__(self, ramp: "Ramp", index: int, key):
+        self.ramp, self.index, self.key = ramp, index, key
+        self.attempts = 1
+
+    def buildProtocol(self, addr):
+        proto = self.ramp.build(self.index, self.key)
+        proto.factory = self
+        return proto
+
+    def clientConnectionFailed(self, connector, reason):
+        self.ramp._connect_failed(self, connector, reason)
+
+
+class Ramp(SessionListener):
+    group = 25
+    delay = 0.05
+    settle_first = True
+    retries = 0
+    retry_delay = 1.0
+    connect_timeout = 5.0
+    source_base: Optional[str] = "127.0.0.1"
+    per_source = 20000
+
+    def __init__(self, reactor, address: tuple, keys, build: Callable[[int, object], object],
+                 owner: Optional[RampOwner] = None, **policy):
+        """``build(index, key)`` makes the protocol of session ``index``; its listener must be this
+        ramp, or something that passes ready/closed events on to it."""
+        for name, value in policy.items():
+            if not hasattr(type(self), name):
+                raise TypeError(f"unknown ramp policy {name!r}")
+            setattr(self, name, value)
+        if self.group < 1:
+            raise ValueError(f"a ramp group must hold at least one session (got {self.group})")
+        self.reactor = reactor
+        self.host, self.port = address
+        self.keys = list(keys)
+        self.build = build
+        self.owner = owner or RampOwner()
+        self.done: Deferred = Deferred()
+        self.stopped = False
+        self.opened = 0           # sessions whose first connect was started
+        self.ready = 0
+        self.failed = 0
+        self.retried = 0
+        self._pending = 0
+        self._timer = None
+
+    @classmethod
+    def from_params(cls, p: RampParams, reactor, address: tuple, keys, build, owner=None, **policy) -> "Ramp":
+        return cls(reactor, address, keys, build, owner, group=p.ramp_group, delay=p.ramp_delay,
+                   connect_timeout=p.connect_timeout, **policy)
+
+    # ------------------------------------------------------------------ driving
+    def start(self) -> Deferred:
+        if not self.keys or self.stopped:
+            self._finish()
+        else:
+            self._open_group()
+        return self.done
+
+    def stop(self) -> None:
+        """Open no further group; ``done`` fires once the sessions already opened have settled."""
+        self.stopped = True
+        if self._timer is not None and self._timer.active():
+            self._timer.cancel()
+            self._timer = None
+            if self._pending == 0:
+                self._finish()
+
+    def _open_group(self) -> None:
+        self._timer = None
+        if self.stopped or self.done.called:
+            return
+        start = self.opened
+        batch = self.keys[start:start + self.group]
+        self._pending += len(batch)
+        for i, key in enumerate(batch, start):
+            self.opened += 1
+            self._connect(_Factory(self, i, key))
+        if not self.settle_first and self.opened < len(self.keys):
+            self._timer = self.reactor.callLater(self.delay, self._open_group)
+
+    def _connect(self, factory: _Factory) -> None:
+        bind = None
+        if self.source_base is not None:
+            try:
+                bind = (source_address(self.source_base, factory.index, self.per_source), 0)
+            except ValueError as exc:
+                self.reactor.callLater(0, self._connect_failed, factory, None, terror.ConnectBindError(str(exc)))
+                return
+        self.reactor.connectTCP(self.host, self.port, factory, timeout=self.connect_timeout, bindAddress=bind)
+
+    def _connect_failed(self, factory: _Factory, connector, reason) -> None:
+        kind, detail = classify_connect_failure(reason)
+        if kind != FAIL_LOCAL and factory.attempts <= self.retries and connector is not None and not self.stopped:
+            factory.attempts += 1
+            self.retried += 1
+            self.reactor.callLater(self.retry_delay, connector.connect)
+            return
+        self.failed += 1
+        self.owner.connect_failed(factory.index, factory.key, kind, detail)
+        self._settled()
+
+    # ------------------------------------------------------------------ SessionListener
+    def session_ready(self, session) -> None:
+        self.ready += 1
+        self.owner.session_ready(session)
+        self._settled()
+
+    def session_closed(self, session, kind: str, detail: str) -> None:
+        self.owner.session_closed(session, kind, detail)
+        if not session.ready:
+            self.failed += 1
+            self._settled()
+
+    def echo_answered(self, session, rtt_ns: int) -> None:
+        self.owner.echo_answered(session, rtt_ns)
+
+    # ------------------------------------------------------------------ settling
+    def _settled(self) -> None:
+        self._pending -= 1
+        if self._pending > 0 or self.done.called:
+            return
+        if self.settle_first:
+            more = self.opened < len(self.keys) and not self.stopped
+            if more and self.owner.group_settled(self) is not False and not self.stopped:
+                self._timer = self.reactor.callLater(self.delay, self._open_group)
+            else:
+                self._finish()
+        elif self.opened >= len(self.keys) or self.stopped:
+            self._finish()
+
+    def _finish(self) -> None:
+        if not self.done.called:
+            self.done.callback(self)
