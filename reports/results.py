@@ -25,9 +25,15 @@ class ResultsError(ValueError):
 
 
 class ResultStore:
+    """The run's results in memory, written to ``path`` after every change.  A write that fails (full
+    disk, folder gone) never stops the run: the data stays in memory, a copy goes to the temporary folder
+    when it can, and ``write_error`` / ``fallback`` say what happened and where the data is."""
+
     def __init__(self, path: str | os.PathLike, run: dict):
         self.path = Path(path)
         self.data = {"schema_version": SCHEMA_VERSION, "run": run, "benchmarks": []}
+        self.write_error: str | None = None
+        self.fallback: Path | None = None
 
     def add_benchmark(self, entry: dict) -> dict:
         missing = [k for k in ("benchmark", "rfc_section", "unit") if k not in entry]
@@ -42,7 +48,24 @@ class ResultStore:
         return entry
 
     def save(self) -> None:
-        write_json_atomic(self.path, self.data)
+        try:
+            write_json_atomic(self.path, self.data)
+            return
+        except OSError as exc:
+            self.write_error = f"cannot write {self.path}: {exc.strerror or exc}"
+        fallback = Path(tempfile.gettempdir()) / f"bmwg-sdn-results-{os.getpid()}.json"
+        try:
+            write_json_atomic(fallback, self.data)
+            self.fallback = fallback
+        except OSError:
+            self.fallback = None
+
+    def where(self) -> str:
+        """Where the results are now, in words (for the terminal)."""
+        if self.write_error is None:
+            return str(self.path)
+        return f"{self.write_error}; " + (f"a copy is in {self.fallback}" if self.fallback else
+                                         "no copy could be written: the results are only in this terminal")
 
 
 def write_json_atomic(path: Path, data) -> None:

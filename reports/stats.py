@@ -74,11 +74,18 @@ def _interpolate(ordered: list, q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
+def _array(values) -> np.ndarray:
+    try:
+        return np.asarray(values, dtype=float)       # lists, tuples, arrays, array('q') through its buffer
+    except TypeError:
+        return np.asarray(list(values), dtype=float)  # a generator
+
+
 def percentile(values: Iterable[float], q: float) -> Optional[float]:
     """The q-th percentile (0..100) by linear interpolation between order statistics; None for no values."""
     _check_q(q)
-    xs = sorted(float(v) for v in values)
-    return _interpolate(xs, q) if xs else None
+    x = _array(values)
+    return float(np.percentile(x, q)) if x.size else None
 
 
 def median(values: Iterable[float]) -> Optional[float]:
@@ -87,8 +94,14 @@ def median(values: Iterable[float]) -> Optional[float]:
 
 
 def quantiles(values: Iterable[float], qs: Sequence[float] = (25, 50, 75)) -> list:
-    """The percentiles ``qs`` (each 0..100) of one sample, sorted once; Nones for no values."""
+    """The percentiles ``qs`` (each 0..100) of one sample; Nones for no values."""
     for q in qs:
         _check_q(q)
-    xs = sorted(float(v) for v in values)
-    return [_interpolate(xs, q) if xs else None for q in qs]
+    x = _array(values)
+    return [float(v) for v in np.percentile(x, list(qs))] if x.size else [None for _ in qs]
+
+
+def mean(values: Iterable[float]) -> Optional[float]:
+    """The arithmetic mean; None for no values."""
+    x = _array(values)
+    return float(x.mean()) if x.size else None

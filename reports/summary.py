@@ -50,7 +50,7 @@ def headline(bench: dict) -> str:
 
 def _verdict(v) -> str:
     if not v:
-        return "\n    no verdict (give --profile or --baseline)"
+        return "\n    no verdict (give --bmwg-profile or --baseline)"
     p = v.get("p_value")
     text = f"\n    verdict {v['result']} by {v['test']}" + (f", p = {p:.3g}" if p is not None else "")
     if v.get("effect_size") is not None:

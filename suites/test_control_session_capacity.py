@@ -18,32 +18,26 @@ MEASUREMENT_POINT = (
     "events; ECHO probes timestamped at socket write/read (monotonic ns)")
 
 
-@pytest.mark.rfc("5.2.1")
-@pytest.mark.scalability
-def test_control_session_capacity(benchmark_run, emulated_network, controller, bmwg):
-    p = bmwg.capacity
-    run = benchmark_run(
-        benchmark="test_control_session_capacity", title="Control Sessions Capacity", rfc_section="5.2.1",
-        unit="sessions", symbol="CCn", definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
-        higher_is_better=True, parameters={**p, "openflow": codec.VERSION_NAMES[controller.openflow],
-                                           "number_of_nodes": "one emulated switch per session",
-                                           "number_of_links": 0,
-                                           "sessions_per_emulator_process": emulated_network.per_process})
+@pytest.mark.rfc8456(section="5.2.1", category="scalability", title="Control Sessions Capacity", symbol="CCn",
+                     unit="sessions", higher_is_better=True, definition=DEFINITION,
+                     measurement_point=MEASUREMENT_POINT)
+def test_control_session_capacity(benchmark_run, capacity_emulator, controller, bmwg):
+    cap = bmwg.capacity.max_sessions
+    run = benchmark_run.parameters(**bmwg.capacity.report(), **bmwg.ramp.report(),
+                                   openflow=codec.VERSION_NAMES[controller.openflow],
+                                   number_of_nodes="one emulated switch per session", number_of_links=0)
 
     def trial(index):
-        r = emulated_network.session_capacity(controller.address, deadline=bmwg.trial_timeout, **p)
+        r = capacity_emulator.trial(controller.address)
+        for note in capacity_emulator.notes:
+            run.note(note)
         if r["kept"] < r["established"]:
             controller.wait_exit(10.0)  # a controller failing at its limit can take seconds to die
-            if controller.mode == "external" and not controller.exit_reason():
-                controller.check_alive()  # raises ControllerError (trial fails) when it is gone
-        return capacity_outcome(r, p["max_sessions"], controller.exit_reason(), controller.exited_by_itself())
+        return capacity_outcome(r, cap, controller.exit_reason(), controller.exited_by_itself())
 
-    entry = run.run(trial)
+    entry = run.trials(trial)
     capped = [t for t in entry["trials"] if t.get("ok") and t["details"]["capped"]]
     if capped:
-        run.note(f"{len(capped)} trial(s) reached the cap of {p['max_sessions']} sessions: there the capacity is "
-                 "at least the cap (raise --max-sessions to find the controller's limit)")
-        run.store.save()
-    assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")
-    assert all(t["value"] <= t["details"]["attempted"] for t in entry["trials"] if t.get("ok"))
-    assert entry["outcome"]["status"] == "passed", entry["outcome"].get("reason")
+        run.note(f"{len(capped)} trial(s) reached the cap of {cap} sessions: there the capacity is at least the "
+                 "cap (raise --max-sessions to find the controller's limit)")
+    run.finish(lambda e: all(t["value"] <= t["details"]["attempted"] for t in e["trials"] if t.get("ok")))

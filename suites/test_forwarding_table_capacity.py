@@ -2,9 +2,9 @@
 
 import pytest
 
+from emulator.params import FabricParams
 from fixtures.harness import TrialOutcome
-from fixtures.paths import (async_rate_from, choose_path, ftc_proactive_trial, ftc_reactive_trial, guarded,
-                            run_parameters)
+from fixtures.paths import async_rate_from, choose_path, ftc_proactive_trial, ftc_reactive_trial, run_parameters
 
 DEFINITION = {
     "reactive": (
@@ -23,54 +23,44 @@ DEFINITION = {
 MEASUREMENT_POINT = "the controller's northbound flow API (interface I2): its answers and its flow listing"
 
 
-@pytest.mark.rfc("5.2.3")
-@pytest.mark.scalability
+@pytest.mark.rfc8456(section="5.2.3", category="scalability", title="Forwarding Table Capacity", symbol="Nrp",
+                     unit="flow entries", higher_is_better=True, definition=DEFINITION["reactive"],
+                     measurement_point=MEASUREMENT_POINT)
 def test_forwarding_table_capacity(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology, ftc_mode,
                                    result_store):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller(ftc_mode, need_flows=True)
+    run = benchmark_run.describe(title=f"Forwarding Table Capacity ({ftc_mode})", definition=DEFINITION[ftc_mode])
     choice = None
     if ftc_mode == "reactive":
         try:
             choice = choose_path(topo, p.path_length)
         except ValueError as exc:
-            pytest.skip(str(exc))
-    rate = None
-    if ftc_mode == "reactive":
+            run.skip(str(exc))
         measured = async_rate_from(result_store.data)
         rate = p.ftc_rate or measured or 1000.0
-        rate_source = ("--ftc-rate" if p.ftc_rate else "this run's §5.1.3 maximum rate" if measured
-                       else "1000 frames/s (no §5.1.3 result in this run; set --ftc-rate)")
-    params = {**run_parameters(controller, topo, choice, ftc_mode, flows_api=True), "flow_idle_timeout": "none (0: permanent)"}
-    if ftc_mode == "reactive":
-        params.update(traffic_rate_fps=rate, traffic_rate_source=rate_source, pairs_each_direction=p.ftc_flows,
-                      query_interval_s=p.ftc_poll)
+        run.parameters(traffic_rate_fps=rate, pairs_each_direction=p.ftc_flows, query_interval_s=p.ftc_poll,
+                       traffic_rate_source="--ftc-rate" if p.ftc_rate else "this run's §5.1.3 maximum rate"
+                       if measured else "1000 frames/s (no §5.1.3 result in this run; set --ftc-rate)")
     else:
-        params.update(max_flows=p.ftc_max, nb_workers=p.nb_workers)
-    run = benchmark_run(
-        benchmark="test_forwarding_table_capacity", title=f"Forwarding Table Capacity ({ftc_mode})",
-        rfc_section="5.2.3", unit="flow entries", symbol="Nrp", definition=DEFINITION[ftc_mode],
-        measurement_point=MEASUREMENT_POINT, higher_is_better=True, parameters=params)
-    run.entry["provisioning_type"] = ftc_mode
-    run.entry["trial_columns"] = (
-        [("pairs_offered", "Pairs offered"), ("pairs_reached", "Pairs with a path"), ("readings", "Readings")]
-        if ftc_mode == "reactive" else
-        [("requests", "Requests"), ("nb_count_after", "Count reported after"), ("install_rate", "Installs/s"),
-         ("refused", "Refusal")])
-    run.store.save()
-    path_emulator.data_plane = {"table_miss": "controller" if ftc_mode == "reactive" else "drop"}
+        run.parameters(max_flows=p.ftc_max, nb_workers=p.nb_workers)
+    run.parameters(**run_parameters(controller, topo, choice, ftc_mode, flows_api=True),
+                   flow_idle_timeout="none (0: permanent)")
+    run.context("provisioning_type", ftc_mode)
+    run.columns([("pairs_offered", "Pairs offered"), ("pairs_reached", "Pairs with a path"), ("readings", "Readings")]
+                if ftc_mode == "reactive" else
+                [("requests", "Requests"), ("nb_count_after", "Count reported after"), ("install_rate", "Installs/s"),
+                 ("refused", "Refusal")])
+    path_emulator.fabric = FabricParams(host_refresh=0, data_plane=True,
+                                        table_miss="controller" if ftc_mode == "reactive" else "drop")
 
     def trial(index):
         fnb = controller.flow_northbound()
         if ftc_mode == "reactive":
-            r = guarded(lambda: ftc_reactive_trial(path_emulator, topo, controller, fnb, choice, p, rate, index,
-                                                   progress=run.progress))
+            r = ftc_reactive_trial(path_emulator, topo, controller, fnb, choice, p, rate, index, progress=run.progress)
         else:
-            r = guarded(lambda: ftc_proactive_trial(path_emulator, topo, controller, fnb, p, index,
-                                                    progress=run.progress))
+            r = ftc_proactive_trial(path_emulator, topo, controller, fnb, p, index, progress=run.progress)
         return TrialOutcome(value=r["nrp"], details=r, note=r.get("note", ""), lower_bound=bool(r.get("lower_bound")))
 
-    entry = run.run(trial)
-    assert entry["summary"]["n"] > 0, entry["outcome"].get("reason")
-    assert all(t["value"] > 0 for t in entry["trials"] if t.get("ok"))
-    assert entry["outcome"]["status"] == "passed", entry["outcome"].get("reason")
+    run.trials(trial)
+    run.finish(lambda e: all(t["value"] > 0 for t in e["trials"] if t.get("ok")))

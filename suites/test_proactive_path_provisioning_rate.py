@@ -3,7 +3,7 @@
 import pytest
 
 from fixtures.harness import TrialOutcome
-from fixtures.paths import finish_run, guarded, start_run, proactive_rate_trial
+from fixtures.paths import finish_run, start_run, proactive_rate_trial
 
 DEFINITION = (
     "PPR = Ndf / Td, from data-plane observation of path activation (as the RFC asks). The table-miss action is "
@@ -16,16 +16,14 @@ MEASUREMENT_POINT = ("northbound client at I2 (Td starts at the first request) a
                      "each pair), one monotonic clock on one host")
 
 
-@pytest.mark.rfc("5.1.7")
-@pytest.mark.performance
+@pytest.mark.rfc8456(section="5.1.7", category="performance", title="Proactive Path Provisioning Rate", symbol="PPR",
+                     unit="paths/s", higher_is_better=True, definition=DEFINITION, measurement_point=MEASUREMENT_POINT)
 def test_proactive_path_provisioning_rate(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("proactive")
-    run, choice = start_run(
-        benchmark_run, controller, topo, p, "proactive", path_emulator,
-        benchmark="test_proactive_path_provisioning_rate",
-        title="Proactive Path Provisioning Rate", section="5.1.7", unit="paths/s", symbol="PPR", definition=DEFINITION,
-        measurement_point=MEASUREMENT_POINT, higher_is_better=True,
+    run = benchmark_run
+    choice = start_run(
+        run, controller, topo, p, "proactive", path_emulator,
         parameters={"paths_requested": p.path_flows, "offered_rate_fps": p.probe_rate, "td_s": p.rate_td,
                     "nb_workers": p.nb_workers},
         columns=[("ndf", "Ndf"), ("paths_requested", "Paths requested in Td"),
@@ -34,10 +32,10 @@ def test_proactive_path_provisioning_rate(benchmark_run, path_emulator, path_con
 
     def trial(index):   # the embedded Ryu restarts per trial: its REST ports are read anew
         fnb = controller.flow_northbound()
-        r = guarded(lambda: proactive_rate_trial(path_emulator, topo, controller, fnb, choice, p, index))
+        r = proactive_rate_trial(path_emulator, topo, controller, fnb, choice, p, index)
         return TrialOutcome(value=r["ppr"], details=r, note=r.get("note", ""), lower_bound=bool(r.get("kept_up")))
 
-    finish_run(run, run.run(trial),
+    finish_run(run, run.trials(trial),
                [("nb_request_rate", "northbound flow requests answered per second"),
                 ("sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")],
                lambda v: v > 0)

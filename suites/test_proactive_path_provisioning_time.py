@@ -3,7 +3,7 @@
 import pytest
 
 from fixtures.harness import TrialOutcome
-from fixtures.paths import finish_run, guarded, start_run, proactive_time_trial
+from fixtures.paths import finish_run, start_run, proactive_time_trial
 
 DEFINITION = (
     "PPT = Tdf1 − Tsf1 (the RFC body's definition). Tsf1: the first northbound request that installs the path, sent "
@@ -17,16 +17,14 @@ MEASUREMENT_POINT = (
     "monotonic clock on one host; the data-plane variant at test port TP2")
 
 
-@pytest.mark.rfc("5.1.5")
-@pytest.mark.performance
+@pytest.mark.rfc8456(section="5.1.5", category="performance", title="Proactive Path Provisioning Time", symbol="PPT",
+                     unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT)
 def test_proactive_path_provisioning_time(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("proactive")
-    run, choice = start_run(
-        benchmark_run, controller, topo, p, "proactive", path_emulator,
-        benchmark="test_proactive_path_provisioning_time",
-        title="Proactive Path Provisioning Time", section="5.1.5", unit="ms", symbol="PPT", definition=DEFINITION,
-        measurement_point=MEASUREMENT_POINT, higher_is_better=False,
+    run = benchmark_run
+    choice = start_run(
+        run, controller, topo, p, "proactive", path_emulator,
         parameters={"stream_rate_fps": p.rate, "td_s": p.td},
         columns=[("path_switches", "Devices in path"), ("nb_requests", "NB requests"),
                  ("nb_requests_ms", "NB requests answered (ms)"),
@@ -34,9 +32,9 @@ def test_proactive_path_provisioning_time(benchmark_run, path_emulator, path_con
 
     def trial(index):   # the embedded Ryu restarts per trial: its REST ports are read anew
         fnb = controller.flow_northbound()
-        r = guarded(lambda: proactive_time_trial(path_emulator, topo, controller, fnb, choice, p, index))
+        r = proactive_time_trial(path_emulator, topo, controller, fnb, choice, p, index)
         return TrialOutcome(value=r["ppt_ms"], details=r, note=r.get("note", ""))
 
-    finish_run(run, run.run(trial),
+    finish_run(run, run.trials(trial),
                [("data_plane_ms", "data-plane variant (first NB request to first frame at TP2), ms")],
                lambda v: v >= 0)

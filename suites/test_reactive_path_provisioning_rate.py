@@ -3,7 +3,7 @@
 import pytest
 
 from fixtures.harness import TrialOutcome
-from fixtures.paths import finish_run, guarded, start_run, reactive_rate_trial
+from fixtures.paths import finish_run, start_run, reactive_rate_trial
 
 DEFINITION = (
     "RPR = Ndf / Td. TP2 first announces the destinations D1..Dn (gratuitous ARPs) and the controller learns them; "
@@ -15,16 +15,14 @@ DEFINITION = (
 MEASUREMENT_POINT = "test ports TP1 (send) and TP2 (receive) on the emulator's monotonic clock (data plane)"
 
 
-@pytest.mark.rfc("5.1.6")
-@pytest.mark.performance
+@pytest.mark.rfc8456(section="5.1.6", category="performance", title="Reactive Path Provisioning Rate", symbol="RPR",
+                     unit="paths/s", higher_is_better=True, definition=DEFINITION, measurement_point=MEASUREMENT_POINT)
 def test_reactive_path_provisioning_rate(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("reactive")
-    run, choice = start_run(
-        benchmark_run, controller, topo, p, "reactive", path_emulator,
-        benchmark="test_reactive_path_provisioning_rate",
-        title="Reactive Path Provisioning Rate", section="5.1.6", unit="paths/s", symbol="RPR", definition=DEFINITION,
-        measurement_point=MEASUREMENT_POINT, higher_is_better=True,
+    run = benchmark_run
+    choice = start_run(
+        run, controller, topo, p, "reactive", path_emulator,
         parameters={"offered_rate_pairs_per_s": p.offered_rate, "td_s": p.rate_td,
                     "unique_pairs_per_trial": int(p.offered_rate * p.rate_td)},
         columns=[("ndf", "Ndf"), ("offered_rate_measured", "Offered rate (measured, pairs/s)"),
@@ -32,10 +30,10 @@ def test_reactive_path_provisioning_rate(benchmark_run, path_emulator, path_cont
                  ("path_switches", "Devices in path")])
 
     def trial(index):   # the embedded Ryu restarts per trial: its REST ports are read anew
-        r = guarded(lambda: reactive_rate_trial(path_emulator, topo, controller, choice, p, index))
+        r = reactive_rate_trial(path_emulator, topo, controller, choice, p, index)
         return TrialOutcome(value=r["rpr"], details=r, note=r.get("note", ""), lower_bound=bool(r.get("kept_up")))
 
-    finish_run(run, run.run(trial),
+    finish_run(run, run.trials(trial),
                [("offered_rate_measured", "offered rate as sent by TP1, pairs/s"),
                 ("sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")],
                lambda v: 0 < v <= p.offered_rate * 1.05)

@@ -1,6 +1,6 @@
 """The pure parts of the asynchronous-message benchmarks: the RFC's rate search over model
-controllers, per-trial figures, PACKET_IN bytes against Ryu's parser, and the null controller's
-answers over a StringTransport."""
+controllers, per-trial figures and the loss-free rule, merging shards' results, PACKET_IN bytes
+against Ryu's parser, and the null controller's answers over a StringTransport."""
 
 from array import array
 
@@ -9,26 +9,29 @@ from twisted.internet.testing import StringTransport
 
 from emulator import codec, frames
 from emulator.codec import OFP10, OFP13
+from emulator.control import TrafficResult
 from emulator.nullctl import NullControllerFactory
-from emulator.shard import merge_results, split_switches
-from fixtures.async_msgs import AsyncParams, agree, percentile, rate_search, trial_figures
+from emulator.params import AsyncParams
+from fixtures.async_msgs import agree, rate_search, split_switches, trial_figures
 
 
 def model(capacity, max_offered=50_000.0, loss_below=None, noise=(), swamped=1.0):
-    """A controller that answers up to ``capacity``/s and loses the excess (and, optionally,
-    loses a little even below capacity until the offered rate is under ``loss_below``).
-    Under the open-loop trial it answers only ``swamped`` × capacity."""
+    """A controller that answers up to ``capacity``/s and queues the excess (a trial above it is not
+    loss-free), and, optionally, loses a little even below capacity until the offered rate is under
+    ``loss_below``.  Under the open-loop trial it answers only ``swamped`` × capacity.  ``noise``
+    scales the APR of successive trials (answers that land just after Td), not their loss."""
     calls = []
     noise = list(noise)
 
     def run(rate):
-        offered = max_offered if rate is None else rate
-        apr = min(offered, capacity * (swamped if rate is None else 1.0)) * (noise.pop(0) if noise else 1.0)
-        loss = max(0.0, 1 - apr / offered)
+        offered = max_offered if rate is None else min(rate, max_offered)
+        answered = min(offered, capacity * (swamped if rate is None else 1.0))
+        apr = answered * (noise.pop(0) if noise else 1.0)      # noise: answers that land just after Td
+        loss = max(0.0, 1 - answered / offered) if offered else 1.0
         if loss_below is not None and offered >= loss_below:
             loss = max(loss, 0.01)
         calls.append(rate)
-        return {"offered_rate": offered, "apr": apr, "loss_ratio": loss}
+        return {"offered_rate": offered, "apr": apr, "loss_ratio": loss, "loss_free": loss == 0}
 
     run.calls = calls
     return run
@@ -39,19 +42,20 @@ def test_search_starts_at_the_maximum_then_steps_down_from_above_capacity():
     s = rate_search(run, step=0.1, tolerance=0.05, max_confirm=5)
     assert run.calls[0] is None                                   # trial 1: maximum possible offered rate
     assert run.calls[1] == pytest.approx(1100.0)                  # one STEP above what was answered
+    assert run.calls[2] == pytest.approx(1000.0)                  # down by STEP
     assert s["max_offered_rate"] == 50_000.0 and s["step_rate"] == pytest.approx(100.0)
-    assert s["maximum"].apr == 1000.0 and s["maximum"].benchmark == "Maximum" and s["maximum_confirmed"]
+    assert s["maximum"].apr == 1000.0 and s["maximum"].benchmark.startswith("Maximum") and s["maximum_confirmed"]
     assert s["loss_free"].apr == pytest.approx(1000.0) and s["loss_free"].loss_ratio == 0
     assert s["loss_free_confirmed"] and "Loss-Free" in s["loss_free"].benchmark
 
 
-def test_search_climbs_when_the_first_paced_level_loses_nothing():
-    # Swamped by the open-loop burst, the controller answers 800/s; paced, it handles 1000/s.
-    run = model(1000.0, swamped=0.8)
-    s = rate_search(run, step=0.1, tolerance=0.05, max_confirm=5)
-    assert run.calls[1:4] == [pytest.approx(880.0), pytest.approx(960.0), pytest.approx(1040.0)]
-    assert s["loss_free"].offered_rate == pytest.approx(960.0) and s["loss_free"].loss_ratio == 0
-    assert s["maximum"].apr == pytest.approx(1000.0) and s["maximum"].offered_rate == pytest.approx(1040.0)
+def test_a_swamped_first_trial_does_not_cap_the_search():
+    # Issue 12 §0.5: under a 20000/s cap the open-loop trial answered 9.7k; the search must climb to the cap.
+    run = model(20_000.0, max_offered=60_000.0, swamped=9_700 / 20_000)
+    s = rate_search(run, step=0.1, tolerance=0.05, max_confirm=5, resolution=0.01)
+    assert run.calls[1] == pytest.approx(9_700 + 970)              # one STEP above trial 1's answered rate
+    assert s["loss_free"].apr >= 0.99 * 20_000 and s["maximum"].apr == pytest.approx(20_000)
+    assert len(s["rows"]) < 20                                     # the climb doubles its step
 
 
 def test_climb_stops_at_the_emulators_maximum_offered_rate():
@@ -63,12 +67,28 @@ def test_climb_stops_at_the_emulators_maximum_offered_rate():
     assert s["loss_free"].offered_rate == pytest.approx(1000.0)
 
 
+def test_loss_free_boundary_is_bisected_to_the_resolution():
+    # Issue 12 §0.4: a 5000/s cap read 4012, 5013, 4513 with a 10 % step; bisection finds it within 1 %.
+    for noise in ((), (1.0, 0.98, 1.0), (1.0, 1.0, 0.97, 1.0)):
+        s = rate_search(model(5000.0, noise=noise), step=0.1, tolerance=0.05, max_confirm=5, resolution=0.01)
+        assert 0.99 * 5000 <= s["loss_free"].apr <= 5000
+        assert s["resolution_rate"] is not None and s["resolution_rate"] <= 0.01 * 5500
+
+
 def test_loss_free_rate_lies_below_the_maximum_when_the_controller_drops_near_capacity():
     s = rate_search(model(1000.0, loss_below=700.0), step=0.1, tolerance=0.05, max_confirm=5)
     assert s["maximum"].apr == 1000.0
     assert s["loss_free"].offered_rate < 700.0 and s["loss_free"].loss_ratio == 0
-    rates = [r.target_rate for r in s["rows"][1:] if r.benchmark == ""]
-    assert all(a > b for a, b in zip(rates, rates[1:]) if a != b)  # the descent only goes down
+    assert s["loss_free"].offered_rate >= 0.99 * 700 * 0.99
+
+
+def test_maximum_is_never_below_the_loss_free_rate():
+    # Issue 12 §0.2: the maximum was the last confirmation trial, which can answer less than the loss-free
+    # level.  Here the maximum level's repeats answer 10 % less; the RFC's Maximum APR = MAX(APRn) over all.
+    for noise in ((1.0, 1.0, 1.0, 1.0, 0.9, 0.9, 0.9), (1.0,) * 6 + (0.8,) * 10, (0.95, 1.0) * 10):
+        s = rate_search(model(1000.0, noise=noise), step=0.1, tolerance=0.05, max_confirm=5)
+        assert s["maximum"].apr >= s["loss_free"].apr
+        assert s["maximum"].apr == max(r.apr for r in s["rows"])
 
 
 def test_levels_repeat_until_two_consecutive_trials_agree():
@@ -76,14 +96,48 @@ def test_levels_repeat_until_two_consecutive_trials_agree():
     noisy = model(1000.0, noise=[1.0, 1.0, 0.9, 1.0, 1.0])
     s = rate_search(noisy, step=0.1, tolerance=0.05, max_confirm=5)
     assert s["maximum_confirmed"]
-    same_level = [r for r in s["rows"] if r.target_rate == s["maximum"].target_rate]
-    assert len(same_level) >= 2 and agree(same_level[-1].apr, same_level[-2].apr, 0.05)
 
 
 def test_unconfirmed_level_is_reported_as_such():
-    flip = model(1000.0, noise=[1.0] + [1.0, 0.5] * 10)
+    flip = model(1000.0, noise=[1.0, 0.97] * 30)      # consecutive trials never agree within ±1 %
     s = rate_search(flip, step=0.1, tolerance=0.01, max_confirm=3)
-    assert s["maximum_confirmed"] is False
+    assert s["maximum_confirmed"] is False and s["loss_free_confirmed"] is False
+    assert s["loss_free"] is not None and s["maximum"].apr >= s["loss_free"].apr
+
+
+def test_a_loss_free_open_loop_level_that_loses_on_repeat_is_searched_below():
+    # Trial 1 at the maximum offered rate lost nothing, its repeat did: the search must go on below it,
+    # not give up (a CI run ended with "no offered rate was answered without loss").
+    lossy = iter([False, True, True, True])
+
+    def run(rate):
+        offered = 800_000.0 if rate is None else rate
+        lost = next(lossy, True) if rate is None else rate > 600_000
+        return {"offered_rate": offered, "apr": offered * (0.99 if lost else 1.0), "loss_ratio": 0.0,
+                "loss_free": not lost}
+
+    s = rate_search(run, step=0.1, tolerance=0.05, max_confirm=5, resolution=0.01)
+    assert s["loss_free"] is not None and 0.99 * 600_000 <= s["loss_free"].apr <= 600_000
+    assert s["maximum"].apr == 800_000
+
+
+def test_a_repeat_that_loses_moves_the_loss_free_level_down():
+    # Loss-free at 1000 once, then a repeat there loses: the level is not loss-free; a lower one is.
+    answers = iter([None])
+    calls = []
+
+    def run(rate):
+        calls.append(rate)
+        offered = 3000.0 if rate is None else rate
+        lossy = rate is None or rate > 1000 or (rate == pytest.approx(1000.0) and calls.count(rate) > 1)
+        next(answers, None)
+        apr = min(offered, 1000.0)
+        return {"offered_rate": offered, "apr": apr * (0.99 if lossy and rate else 1.0),
+                "loss_ratio": 0.01 if lossy else 0.0, "loss_free": not lossy}
+
+    s = rate_search(run, step=0.1, tolerance=0.05, max_confirm=5, resolution=0.01)
+    assert s["loss_free"].target_rate < 1000.0 and all(r.loss_free for r in s["rows"]
+                                                       if r.target_rate == s["loss_free"].target_rate)
 
 
 def test_no_answer_at_all_means_no_result_not_zero():
@@ -95,39 +149,79 @@ def test_agree_is_relative_to_the_larger_count():
     assert agree(100, 95, 0.05) and not agree(100, 94, 0.05) and agree(0, 0, 0.05)
 
 
+def result(**kw) -> TrafficResult:
+    base = dict(mode="paced", duration_s=2.0, response_timeout_s=1.0, offered_rate_target=None, t_start_ns=0,
+                t_end_ns=2_000_000_000, latencies_ns=b"", bucket_sent=(0,) * 20, bucket_answered=(0,) * 20,
+                bucket_rtt_ns=(0,) * 20, switches=1)
+    return TrafficResult(**{**base, **kw})
+
+
 def test_trial_figures_follow_the_rfc_formulas():
-    r = {"ntx": 10, "nrx": 8, "nrx_in_td": 9, "duration_s": 2.0, "rtt_sum_ns": 8 * 250_000,
-         "latencies_ns": array("q", [100_000, 200_000, 200_000, 300_000, 300_000, 300_000, 300_000, 300_000]),
-         "late": 1, "duplicates": 0, "stale": 0, "unmatched": 0, "overrun": 0, "not_counted": 0,
-         "deferred_by_backpressure": 0, "packet_out": 9, "flow_mod": 0, "sessions_lost": 0}
-    f = trial_figures(r)
+    lat = array("q", [100_000, 200_000, 200_000, 300_000, 300_000, 300_000, 300_000, 300_000])
+    f = trial_figures(result(ntx=10, nrx=8, nrx_in_td=9, rtt_sum_ns=8 * 250_000, latencies_ns=lat.tobytes(), late=1,
+                             packet_out=9))
     assert f["apt_ms"] == pytest.approx(0.25)              # (ΣR − ΣT) / Nrx
     assert f["unsuccessful_percent"] == pytest.approx(20)  # (1 − Nrx/Ntx) × 100
     assert f["apr"] == 4.5 and f["offered_rate"] == 5.0 and f["loss_ratio"] == pytest.approx(0.2)
-    assert f["latency_median_ms"] == pytest.approx(0.3) and f["latency_p99_ms"] == pytest.approx(0.3)
-    assert percentile([1, 2, 3, 4], 50) == 2 and percentile([1, 2, 3, 4], 100) == 4
+    assert f["latency_median_ms"] == pytest.approx(0.3) and f["latency_max_ms"] == pytest.approx(0.3)
+    assert not f["loss_free"] and "2 of 10 requests unanswered" in f["loss_free_reason"]
 
 
-def test_merge_sums_counters_and_pools_latencies():
-    base = {"mode": "max", "duration_s": 1.0, "response_timeout_s": 1.0, "offered_rate_target": None,
-            "late": 0, "duplicates": 0, "stale": 0, "overrun": 0, "not_counted": 0, "unmatched": 0,
-            "deferred_by_backpressure": 0, "packet_out": 0, "flow_mod": 0, "sessions_lost": 0}
-    a = {**base, "ntx": 5, "nrx": 4, "nrx_in_td": 4, "rtt_sum_ns": 40, "switches": 2, "t_start_ns": 100,
-         "t_end_ns": 200, "latencies_ns": array("q", [10] * 4).tobytes()}
-    b = {**base, "ntx": 3, "nrx": 3, "nrx_in_td": 3, "rtt_sum_ns": 60, "switches": 1, "t_start_ns": 130,
-         "t_end_ns": 220, "latencies_ns": array("q", [20] * 3).tobytes()}
-    m = merge_results([a, b])
-    assert (m["ntx"], m["nrx"], m["rtt_sum_ns"], m["switches"], m["shards"]) == (8, 7, 100, 3, 2)
-    assert list(m["latencies_ns"]) == [10] * 4 + [20] * 3 and m["start_skew_us"] == pytest.approx(0.03)
-    assert split_switches(5, 2) == [[1, 2, 3], [4, 5]] and split_switches(2, 4) == [[1], [2]]
+def flat(n_per_bucket, rtt_ns, last_rtt_ns=None):
+    """Buckets of a steady trial: ``n`` answered per twentieth, each after ``rtt_ns`` (the last quarter after
+    ``last_rtt_ns``)."""
+    rtts = [rtt_ns] * 15 + [last_rtt_ns or rtt_ns] * 5
+    return dict(bucket_sent=(n_per_bucket,) * 20, bucket_answered=(n_per_bucket,) * 20,
+                bucket_rtt_ns=tuple(n_per_bucket * r for r in rtts))
+
+
+def test_a_steady_trial_that_answers_everything_is_loss_free():
+    f = trial_figures(result(ntx=20_000, nrx=20_000, nrx_in_td=19_995, **flat(1000, 200_000)))
+    assert f["loss_free"] and f["loss_free_reason"] is None
+    assert f["backlog_at_td"] == 5 and f["backlog_allowance"] == pytest.approx(10_000 * 0.001 + 1)
+    held_back = trial_figures(result(ntx=20_000, nrx=20_000, nrx_in_td=19_995, deferred_by_backpressure=30,
+                                     **flat(1000, 200_000)))
+    assert held_back["loss_free"] and held_back["deferred_by_backpressure"] == 30   # not offered: not lost
+
+
+def test_an_overloaded_trial_is_not_loss_free_though_every_answer_came_within_the_timeout():
+    # Issue 12 §0.3: ovs offered 149.5k/s, answered 129.8k/s within Td with a 256 ms median latency, and the
+    # trial was called loss-free because the late answers still came within the response timeout.
+    f = trial_figures(result(duration_s=10.0, ntx=1_495_000, nrx=1_495_000, nrx_in_td=1_298_000,
+                             **flat(74_750, 1_000_000, 256_000_000)))
+    assert f["loss_ratio"] == 0 and not f["loss_free"]
+    assert "backlog" in f["loss_free_reason"] and "latency climbed" in f["loss_free_reason"]
+
+
+def test_a_queue_that_grows_through_the_trial_is_not_loss_free():
+    # A rate-capped controller offered 1.5 × its cap: every answer comes within the timeout, but late.
+    f = trial_figures(result(ntx=9000, nrx=9000, nrx_in_td=6000, **flat(450, 1_000_000, 400_000_000)))
+    assert f["loss_ratio"] == 0 and not f["loss_free"] and "latency climbed" in f["loss_free_reason"]
+
+
+def test_a_steady_backlog_of_one_round_trip_is_allowed_however_long_the_round_trip():
+    # A slow but steady controller: 10 ms round trips, and 10 ms worth of requests in flight at the end of Td.
+    f = trial_figures(result(ntx=20_000, nrx=20_000, nrx_in_td=19_900, **flat(1000, 10_000_000)))
+    assert f["loss_free"], f["loss_free_reason"]
+
+
+def test_merge_sums_counters_pools_latencies_and_adds_buckets():
+    a = result(ntx=5, nrx=4, nrx_in_td=4, rtt_sum_ns=40, switches=2, t_start_ns=100, t_end_ns=200,
+               latencies_ns=array("q", [10] * 4).tobytes(), bucket_sent=(1,) * 20, pids=(7,))
+    b = result(ntx=3, nrx=3, nrx_in_td=3, rtt_sum_ns=60, switches=1, t_start_ns=130, t_end_ns=220,
+               latencies_ns=array("q", [20] * 3).tobytes(), bucket_sent=(2,) * 20, pids=(8,))
+    m = TrafficResult.merge([a, b])
+    assert (m.ntx, m.nrx, m.rtt_sum_ns, m.switches, m.shards, m.pids) == (8, 7, 100, 3, 2, (7, 8))
+    assert list(array("q", m.latencies_ns)) == [10] * 4 + [20] * 3 and m.start_skew_us == pytest.approx(0.03)
+    assert m.bucket_sent == (3,) * 20 and (m.t_start_ns, m.t_end_ns) == (100, 220)
+    assert split_switches(5, 2) == [(1, 2, 3), (4, 5)] and split_switches(2, 4) == [(1,), (2,)]
 
 
 def test_params_name_every_bad_value():
-    bad = AsyncParams(switches=0, macs=0, frame_size=10, mode="max", response_type="x", duration=0,
-                      rate_step=1.5, tolerance=0, max_confirm=1, shards=0)
+    bad = AsyncParams(switch_counts=(0,), macs=1 << 25, frame_size=10, max_confirm=1, rate_step=0.01,
+                      rate_resolution=0.02)
     text = " ".join(bad.problems())
-    for word in ("--switches", "--macs", "frame size", "--async-mode", "--response-type", "--trial-duration",
-                 "--rate-step", "--rate-tolerance", "--max-confirm", "--emulator-shards"):
+    for word in ("--switches", "--macs", "--frame-size", "--max-confirm", "--rate-resolution"):
         assert word in text
 
 

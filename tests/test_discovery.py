@@ -5,6 +5,7 @@ from array import array
 import pytest
 
 from emulator import topology as tp
+from emulator.control import FabricState
 from fixtures import discovery as d
 from fixtures.harness import TrialFailed
 from fixtures.northbound import View, deployed_view
@@ -32,10 +33,16 @@ class FakeEm:
     def deploy(self, topo, address):
         self.deployed.append(topo)
 
-    def status(self, before_ns=None):
+    def state(self, before_ns=None):
         st = dict(self._status(self.clock.now()) if callable(self._status) else self._status)
-        st.setdefault("last_relay_before", before_ns)
-        return st
+        counters = {k: st.get(k, 0) for k in ("relayed", "sent_remote", "received_remote", "not_delivered",
+                                               "discovery_outs", "other_outs", "buffered_outs", "hosts_announced")}
+        return FabricState(ready=st["ready"], owned=len(TOPO.switches), counters=counters,
+                           t_first_discovery_out=st["t_first_discovery_out"], t_last_relayed_in=None,
+                           last_relay_before=st.get("last_relay_before", before_ns),
+                           first_in=tuple((dp, port, t) for (dp, port), t in st["first_in"].items() if t is not None),
+                           relay_latency_ns=st["relay_latency_ns"].tobytes(), change=st["change"], data_plane=None,
+                           lost_detail=st.get("lost_detail", ""))
 
     def change(self, kind, dpid, port=None):
         self.changes.append((kind, dpid, port, self.clock.now()))
@@ -198,26 +205,25 @@ def test_size_search_steps_down_when_the_found_size_fails_again():
     assert out["ns"] == 19
 
 
-def test_discovery_params_name_every_bad_option():
-    p = d.DiscoveryParams(poll_interval=0, mode="often", parts=("switches", "ports"), change_event=("router",),
-                          size_family="tree", identical=1)
+def test_discovery_params_name_what_is_wrong():
+    p = d.DiscoveryParams(size_family="ring", size_start=2, size_max=1, identical=1)
     text = "\n".join(p.problems())
-    for bit in ("--poll-interval must be positive", "--discovery-mode must be poll or wait",
-                "--discovery-match must be", "--change-event must be", "--size-family must be one of",
+    for bit in ("--size-start must be at least 3 for ring", "--size-max (1) must not be below --size-start (2)",
                 "--identical-answers must be at least 2"):
         assert bit in text
 
 
-def test_merge_status_takes_first_and_last_instants_across_shards():
-    a = {"ready": 2, "owned": 2, "relayed": 3, "sent_remote": 1, "not_delivered": 0, "discovery_outs": 4,
-         "other_outs": 0, "buffered_outs": 0, "hosts_announced": 2, "t_first_discovery_out": 50,
-         "t_last_relayed_in": 90, "last_relay_before": 80, "first_in": [[1, 1, 60]],
-         "relay_latency_ns": array("q", [5]).tobytes(), "change": None}
-    b = {**a, "t_first_discovery_out": 40, "t_last_relayed_in": 95, "last_relay_before": None,
-         "first_in": [[2, 1, 70]], "relay_latency_ns": array("q", [7]).tobytes()}
-    m = d.merge_status([a, b])
-    assert m["t_first_discovery_out"] == 40 and m["t_last_relayed_in"] == 95 and m["last_relay_before"] == 80
-    assert m["first_in"] == {(1, 1): 60, (2, 1): 70} and list(m["relay_latency_ns"]) == [5, 7] and m["ready"] == 4
+def test_fabric_states_merge_first_and_last_instants_across_shards():
+    a = FabricState(ready=2, owned=2, counters={"relayed": 3, "discovery_outs": 4}, t_first_discovery_out=50,
+                    t_last_relayed_in=90, last_relay_before=80, first_in=((1, 1, 60),),
+                    relay_latency_ns=array("q", [5]).tobytes(), change=None, data_plane=None, pids=(1,))
+    b = FabricState(ready=2, owned=2, counters={"relayed": 1, "discovery_outs": 1}, t_first_discovery_out=40,
+                    t_last_relayed_in=95, last_relay_before=None, first_in=((2, 1, 70),),
+                    relay_latency_ns=array("q", [7]).tobytes(), change=None, data_plane=None, pids=(2,))
+    m = FabricState.merge([a, b])
+    assert m.t_first_discovery_out == 40 and m.t_last_relayed_in == 95 and m.last_relay_before == 80
+    assert m.first_in_map() == {(1, 1): 60, (2, 1): 70} and list(array("q", m.relay_latency_ns)) == [5, 7]
+    assert m.ready == 4 and m.counters == {"relayed": 4, "discovery_outs": 5} and m.pids == (1, 2)
 
 
 def test_a_northbound_that_fails_at_a_size_counts_as_not_discovered():

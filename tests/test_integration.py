@@ -1,6 +1,7 @@
-"""Integration: real processes on loopback — the null controller with a known capacity, the
-embedded Ryu, sharded emulator runs, and the faults a user meets (unreachable controller, bad
-options, port in use, low fd limit, controller killed mid-trial, Ctrl-C)."""
+"""Integration: real processes on loopback — the capacity benchmark against controllers with a known capacity,
+sharded over emulator processes, the embedded Ryu, and the faults a user meets: an unreachable or garbled
+controller, bad options, a taken port, low open-file limits, a controller killed mid-trial, Ctrl-C, SIGTERM and
+SIGKILL, a busy or unusable report folder, a misspelt -k."""
 
 import json
 import os
@@ -12,116 +13,141 @@ import sys
 import time
 
 import pytest
+from helpers import PROJECT_ROOT, default_sigint, orphans, pytest_run, wait_gone
+from results_check import check_results_files
 
 from emulator import codec
-from fixtures.controllers import (PROJECT_ROOT, ControllerError, ExternalController, NullController, RyuController,
-                                  free_port, openflow_probe)
-from fixtures.emulated_network import STOP_CAP, STOP_DROPPING, EmulatedNetwork
+from emulator import control as c
+from emulator.params import CapacityParams, RampParams
+from fixtures.capacity import CapacityEmulator
+from fixtures.controllers import ControllerError, ExternalController, NullController, RyuController, free_port
 from fixtures.harness import BenchmarkRun, Judging, TrialOutcome
 from reports.results import ResultStore, load_results
 
 pytestmark = pytest.mark.integration
 
-FAST = dict(ramp_group=10, ramp_delay=0.0, hold_time=0.5, echo_interval=0.5, echo_timeout=2.0,
-            handshake_timeout=3.0, connect_timeout=3.0, deadline=60)
+FAST_RAMP = RampParams(ramp_group=10, ramp_delay=0.0, handshake_timeout=3.0, connect_timeout=3.0)
+FAST_HOLD = dict(hold_time=0.5, echo_interval=0.5, echo_timeout=2.0)
+NULL_RUN = ("--controller", "null", "--max-sessions", "20", "--hold-time", "0.5")
 
 
-@pytest.fixture
-def null_controller(tmp_path):
-    started = []
-
-    def make(**kwargs):
-        ctl = NullController(tmp_path / "logs", ready_timeout=15, **kwargs)
-        ctl.start()
-        started.append(ctl)
-        return ctl
-
-    yield make
-    for ctl in started:
-        ctl.stop()
-
-
-def pytest_run(*args, timeout=180):
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=PROJECT_ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+def capacity(pool, address, sessions, openflow=codec.OFP13, ramp=FAST_RAMP, on_progress=None) -> dict:
+    em = CapacityEmulator(lambda: pool, openflow, ramp, CapacityParams(max_sessions=sessions, **FAST_HOLD), 60)
+    return em.trial(address, on_progress)
 
 
 # A refusing controller shows as "refused" for SYNs after it stops listening, and as "reset" for
 # connections the kernel had already completed in its accept queue: which comes first is timing.
 @pytest.mark.parametrize("mode,kinds", [("refuse", {"refused", "reset"}), ("close", {"closed"})])
-def test_capacity_equals_known_limit_of_null_controller(null_controller, tmp_path, mode, kinds):
-    ctl = null_controller(session_limit=37, limit_mode=mode)
-    result = EmulatedNetwork(tmp_path).session_capacity(ctl.address, max_sessions=500, **FAST)
+def test_capacity_equals_known_limit_of_null_controller(shard_pool, started, tmp_path, mode, kinds):
+    ctl = started(NullController(tmp_path, session_limit=37, limit_mode=mode, ready_timeout=15))
+    result = capacity(shard_pool, ctl.address, 500)
     assert result["kept"] == 37 and result["established"] == 37
-    assert result["stop_reason"] == STOP_DROPPING
+    assert result["stop_reason"] == c.STOP_DROPPING
     assert result["first_failure"]["kind"] in kinds
+    assert result["echo_rtt_ms"]["samples"] >= 37        # raw samples, summarised once
 
 
-def test_silent_controller_is_a_handshake_timeout(null_controller, tmp_path):
-    ctl = null_controller(session_limit=5, limit_mode="silent")
-    result = EmulatedNetwork(tmp_path).session_capacity(ctl.address, max_sessions=100,
-                                                        **{**FAST, "handshake_timeout": 1.0})
+def test_silent_controller_is_a_handshake_timeout(shard_pool, started, tmp_path):
+    ctl = started(NullController(tmp_path, session_limit=5, limit_mode="silent", ready_timeout=15))
+    result = capacity(shard_pool, ctl.address, 100, ramp=FAST_RAMP.replace(handshake_timeout=1.0))
     assert result["kept"] == 5
     assert result["first_failure"]["kind"] == "handshake timeout"
 
 
-def test_sharded_run_merges_and_stops_together(null_controller, tmp_path):
-    net = EmulatedNetwork(tmp_path, per_process=30)
-    open_ctl = null_controller()
-    full = net.session_capacity(open_ctl.address, max_sessions=75, **FAST)
-    assert (full["shards"], full["kept"], full["stop_reason"]) == (3, 75, STOP_CAP)
-    limited = null_controller(session_limit=50, limit_mode="refuse")
-    result = net.session_capacity(limited.address, max_sessions=75, **FAST)
-    assert (result["shards"], result["kept"], result["stop_reason"]) == (3, 50, STOP_DROPPING)
+def test_sharded_run_merges_and_stops_together(shard_pool, started, tmp_path, monkeypatch):
+    # Three shards of at most 30 sessions each (their limit as if their open-file limit were 230).
+    monkeypatch.setattr(type(shard_pool.shards[0]), "session_limit", property(lambda h: 30))
+    open_ctl = started(NullController(tmp_path / "a", ready_timeout=15))
+    full = capacity(shard_pool, open_ctl.address, 75)
+    assert (full["shards"], full["kept"], full["stop_reason"]) == (3, 75, c.STOP_CAP)
+    limited = started(NullController(tmp_path / "b", session_limit=50, limit_mode="refuse", ready_timeout=15))
+    result = capacity(shard_pool, limited.address, 75)
+    assert (result["shards"], result["kept"], result["stop_reason"]) == (3, 50, c.STOP_DROPPING)
 
 
-def test_openflow10_sessions(null_controller, tmp_path):
-    ctl = null_controller()
-    result = EmulatedNetwork(tmp_path, openflow=codec.OFP10).session_capacity(ctl.address, max_sessions=20, **FAST)
-    assert result["kept"] == 20
+def test_openflow10_sessions(shard_pool, started, tmp_path):
+    ctl = started(NullController(tmp_path, ready_timeout=15))
+    assert capacity(shard_pool, ctl.address, 20, openflow=codec.OFP10)["kept"] == 20
 
 
-def test_embedded_ryu_ready_by_handshake_holds_sessions_and_leaves_nothing(tmp_path):
+def test_embedded_ryu_ready_by_handshake_holds_sessions_and_leaves_nothing(shard_pool, tmp_path):
     ctl = RyuController(tmp_path / "logs", ready_timeout=60)
     ctl.start()
     pid = ctl.pid
     try:
         assert ctl.info()["name"] == "ryu" and ctl.version() == "4.34"
-        result = EmulatedNetwork(tmp_path).session_capacity(ctl.address, max_sessions=60, **FAST)
+        assert ctl.info()["nofile_limit"]["soft"] == resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        result = capacity(shard_pool, ctl.address, 60)
         assert (result["kept"], result["established"], result["failed"]) == (60, 60, 0)
-        assert openflow_probe(*ctl.address, timeout=5) < 5
+        assert ExternalController(*ctl.address).check_alive(5) < 5
     finally:
         ctl.stop()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
 
 
-def test_unreachable_controller_fails_fast_with_a_clear_error(tmp_path):
+def test_unreachable_controller_fails_fast_and_still_writes_its_reports(tmp_path):
     port = free_port()
     start = time.monotonic()
     with pytest.raises(ControllerError, match=f"nothing accepts connections at 127.0.0.1:{port}"):
         ExternalController("127.0.0.1", port).check_alive()
+    out = tmp_path / "r"
     run = pytest_run("suites", "-k", "control_session_capacity", "--controller", f"external:127.0.0.1:{port}",
-                     "--report-dir", str(tmp_path))
-    assert run.returncode != 0
+                     "--report-dir", out)
+    assert run.returncode == 1
     assert "external controller is not answering" in run.stdout and "connection refused" in run.stdout
-    assert time.monotonic() - start < 30
+    assert time.monotonic() - start < 60
+    check_results_files(out)   # issue 12 §1.11: results.json and junit.xml are written, with the error
+    bench = load_results(out / "results.json")["benchmarks"][0]
+    assert bench["outcome"]["status"] == "error" and "connection refused" in bench["outcome"]["reason"]
+    junit = (out / "junit.xml").read_text()
+    assert "<error" in junit and "connection refused" in junit
+    assert "ERROR" in (out / "report.md").read_text()
 
 
-def test_bad_options_are_named():
-    run = pytest_run("suites", "--repetitions", "0", "--openflow", "2.0", "--controller", "floodlight",
-                     "--ramp-group", "-1")
-    assert run.returncode == 4  # pytest's usage error
-    for text in ("--repetitions must be a positive integer (got 0)", "--openflow must be one of 1.0, 1.3",
-                 "--controller 'floodlight'", "--ramp-group must be a positive integer (got -1)"):
-        assert text in run.stderr
+def test_bad_options_are_named_in_one_short_message():
+    # Issue 12 §1.9: each bad option printed ~250 lines of repeated tracebacks before the clear line.
+    run = pytest_run("suites", "-k", "control_session_capacity", "--repetitions", "0")
+    assert run.returncode == 4
+    assert "--repetitions: must be a positive integer (got '0')" in run.stderr
+    assert "Traceback" not in run.stderr + run.stdout and len(run.stderr.splitlines()) < 8, run.stderr
+    run = pytest_run("suites", "--openflow", "2.0")
+    assert run.returncode == 4 and "--openflow: must be one of 1.0, 1.3 (got '2.0')" in run.stderr
+    run = pytest_run("suites", "--controller", "floodlight")
+    assert run.returncode == 4 and "expected one of ryu, null, ovs or external:HOST:PORT" in run.stderr
+    run = pytest_run("suites", "-k", "network_discovery_size", "--size-start", "9", "--size-max", "4")
+    assert run.returncode == 4 and "--size-max (4) must not be below --size-start (9)" in run.stderr
+
+
+def test_a_misspelt_benchmark_name_lists_the_names():
+    # Issue 12 §1.11: "13 deselected", exit 5.
+    run = pytest_run("suites", "-k", "control_sesion_capacity")
+    assert run.returncode == 4
+    text = run.stdout + run.stderr
+    assert "selects no benchmark" in text and "control_session_capacity" in text
+    assert "async_message_processing_rate" in text
 
 
 def test_malformed_profile_is_named_before_anything_starts(tmp_path):
     bad = tmp_path / "p.yaml"
     bad.write_text("control_session_capacity: {min: [\n")
-    run = pytest_run("suites", "--profile", str(bad))
+    run = pytest_run("suites", "--bmwg-profile", bad)
     assert run.returncode == 4 and f"profile {bad} is not valid YAML" in run.stderr
+    typo = tmp_path / "t.yaml"
+    typo.write_text("control_session_capasity: {min: 1}\n")
+    run = pytest_run("suites", "-k", "control_session_capacity", "--bmwg-profile", typo, "--collect-only")
+    assert run.returncode == 4 and "key 'control_session_capasity' is not a benchmark" in run.stdout + run.stderr
+
+
+def test_the_old_profile_option_still_works_with_a_deprecation_note(tmp_path):
+    profile = tmp_path / "p.yaml"
+    profile.write_text("control_session_capacity: {min: 10}\n")
+    run = pytest_run("suites", "-k", "control_session_capacity", *NULL_RUN, "--repetitions", "2", "--profile",
+                     profile, "--report-dir", tmp_path / "r")
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert "--profile is deprecated" in run.stdout
+    assert load_results(tmp_path / "r" / "results.json")["run"]["profile"] == str(profile)
 
 
 def test_port_already_in_use(tmp_path):
@@ -142,30 +168,60 @@ def test_fd_limit_too_low_is_said_with_the_numbers():
                          preexec_fn=low_limit, timeout=30)
     assert run.returncode == 3
     event = json.loads(run.stdout.splitlines()[-1])
-    assert event["kind"] == "fd_limit"
+    assert event["event"] == "error"
     assert "need 5064 open files but RLIMIT_NOFILE is 256 (hard 256)" in event["message"]
 
 
-def test_controller_killed_mid_trial_fails_that_trial_only(tmp_path):
+def test_the_capacity_command_line_is_the_shards_responder(started, tmp_path):
+    ctl = started(NullController(tmp_path, session_limit=12, ready_timeout=15))
+    run = subprocess.run([sys.executable, "-m", "emulator", "capacity", "--controller", f"127.0.0.1:{ctl.port}",
+                          "--max-sessions", "30", "--ramp-group", "5", "--hold-time", "0.3"], cwd=PROJECT_ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    events = [json.loads(line) for line in run.stdout.splitlines()]
+    assert events[-1]["event"] == "result" and events[-1]["kept"] == 12
+    assert any(e["event"] == "ramp_end" and e["reason"] == c.STOP_DROPPING for e in events)
+
+
+def test_large_sharded_capacity_with_a_low_file_limit_keeps_every_trial(started, tmp_path):
+    # Issue 12 §1.6: with `ulimit -n 256` and 2000 sessions (36 emulator processes) every trial failed with
+    # "emulator shard N ended (-10)": the SIGUSR1 that stops the other shards killed those still starting up.
+    ctl = started(NullController(tmp_path / "ctl", session_limit=150, limit_mode="close", ready_timeout=15))
+
+    def low_limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    out = tmp_path / "r"
+    run = pytest_run("suites", "-k", "control_session_capacity", "--controller", f"external:127.0.0.1:{ctl.port}",
+                     "--max-sessions", "400", "--hold-time", "0.3", "--ramp-group", "40", "--repetitions", "3",
+                     "--report-dir", out, preexec_fn=low_limit, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:]
+    bench = load_results(out / "results.json")["benchmarks"][0]
+    assert [t["value"] for t in bench["trials"]] == [150] * 3
+    assert all(t["details"]["shards"] == 8 for t in bench["trials"])       # 400 sessions at 56 per shard
+
+
+def test_controller_killed_mid_trial_fails_that_trial_only(shard_pool, tmp_path):
     ctl = NullController(tmp_path / "logs", ready_timeout=15)
     ctl.start()
     store = ResultStore(tmp_path / "results.json", {"started": "now"})
     run = BenchmarkRun(store, ctl, benchmark="test_control_session_capacity", title="t", rfc_section="5.2.1",
                        unit="sessions", symbol="CCn", definition="", measurement_point="", higher_is_better=True,
-                       parameters={}, repetitions=3, judging=Judging(), progress=lambda line: None)
-    net = EmulatedNetwork(tmp_path)
+                       repetitions=3, judging=Judging(), max_failed_trials=1, progress=lambda line: None)
 
     def trial(index):
         def kill_once(progress):
             if index == 2 and progress["established"] > 0 and ctl.pid:
                 os.kill(ctl.pid, signal.SIGKILL)
 
-        params = {**FAST, "ramp_group": 5, "ramp_delay": 0.05}
-        r = net.session_capacity(ctl.address, max_sessions=300, on_progress=kill_once, **params)
+        em = CapacityEmulator(lambda: shard_pool, codec.OFP13, FAST_RAMP.replace(ramp_group=5, ramp_delay=0.05),
+                              CapacityParams(max_sessions=300, **FAST_HOLD), 60)
+        em.progress_interval = 0.1
+        r = em.trial(ctl.address, on_progress=kill_once)
         return TrialOutcome(r["kept"], r)
 
     try:
-        entry = run.run(trial)
+        entry = run.trials(trial)
     finally:
         ctl.stop()
     ok = [t["ok"] for t in entry["trials"]]
@@ -173,75 +229,189 @@ def test_controller_killed_mid_trial_fails_that_trial_only(tmp_path):
     assert "controller exited (signal 9 (SIGKILL)) during the trial" in entry["trials"][1]["reason"]
     on_disk = load_results(store.path)["benchmarks"][0]
     assert [t["ok"] for t in on_disk["trials"]] == ok and on_disk["summary"]["n"] == 2
+    assert on_disk["outcome"]["status"] == "passed"          # one failed trial allowed (--max-failed-trials 1)
 
 
-def test_ctrl_c_keeps_completed_trials_and_leaves_no_process(tmp_path):
-    import psutil
-    report = tmp_path / "report"
+def test_failed_trials_fail_the_benchmark_everywhere(started, tmp_path):
+    # Issue 12 §1.3: 4 of 5 trials failed → "1 passed", exit 0, junit 0 failures.  One rule now: a benchmark
+    # with a failed trial fails in pytest, the exit status, junit.xml and report.md alike.
+    ctl = NullController(tmp_path / "ctl", ready_timeout=15)
+    ctl.start()
+    out = tmp_path / "r"
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "suites", "-k",
-                             "control_session_capacity", "--controller", "null", "--repetitions", "50",
-                             "--max-sessions", "20", "--hold-time", "0.5", "--report-dir", str(report)],
-                            cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            # A shell without job control starts background jobs with SIGINT ignored, and
-                            # Python keeps an inherited SIG_IGN: give the run the default disposition.
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    results = report / "results.json"
-    deadline = time.monotonic() + 120
-    children = []
+                             "control_session_capacity", "--controller", f"external:127.0.0.1:{ctl.port}",
+                             "--max-sessions", "20", "--hold-time", "0.5", "--repetitions", "5", "--report-dir", out],
+                            cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for_trials(out / "results.json", 1)
+        ctl.stop()                   # the external controller goes away after the first trial
+        text, _ = proc.communicate(timeout=120)
+    finally:
+        ctl.stop()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, text[-3000:]
+    assert "1 failed" in text and "FAILED" in text
+    bench = load_results(out / "results.json")["benchmarks"][0]
+    assert bench["outcome"]["status"] == "failed" and "4 of 5 trials failed" in bench["outcome"]["reason"]
+    junit = (out / "junit.xml").read_text()
+    assert 'failures="1"' in junit and "4 of 5 trials failed" in junit
+    assert "FAILED" in (out / "report.md").read_text()
+
+
+def wait_for_trials(results, n, timeout=120.0):
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        children = psutil.Process(proc.pid).children(recursive=True) or children
         if results.exists():
-            data = json.loads(results.read_text())
-            if data["benchmarks"] and len(data["benchmarks"][0]["trials"]) >= 2:
-                break
-        time.sleep(0.2)
-    else:
-        proc.kill()
-        pytest.fail("the run never completed two trials")
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 2, out  # pytest's "interrupted"
-    bench = load_results(results)["benchmarks"][0]
+            try:
+                data = json.loads(results.read_text())
+            except ValueError:
+                data = {"benchmarks": []}
+            if data["benchmarks"] and len(data["benchmarks"][0]["trials"]) >= n:
+                return data
+        time.sleep(0.2)   # waiting for another process; not a measurement
+    raise AssertionError(f"the run never completed {n} trial(s)")
+
+
+def start_run(out, *extra):
+    return subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "suites", "-k",
+                             "control_session_capacity", *NULL_RUN, "--repetitions", "50", "--report-dir", str(out),
+                             *extra], cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=default_sigint)
+
+
+def descendants(pid) -> list:
+    import psutil
+    try:
+        return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_a_stopped_run_keeps_its_trials_renders_its_reports_and_leaves_no_process(tmp_path, how):
+    # Issue 12 §1.1: SIGTERM (timeout, CI cancellation, tox) left Ryu and the emulator running under PID 1 and
+    # wrote no report.  Ctrl-C, SIGTERM and SIGHUP now all stop the run the same way.
+    out = tmp_path / "report"
+    proc = start_run(out)
+    try:
+        wait_for_trials(out / "results.json", 2)
+        children = descendants(proc.pid)
+        proc.send_signal(getattr(signal, how))
+        text, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, text[-3000:]   # pytest's "interrupted"
+    bench = load_results(out / "results.json")["benchmarks"][0]
     assert len(bench["trials"]) >= 2 and all(t["ok"] for t in bench["trials"])
     assert bench["outcome"]["status"] == "interrupted"
-    assert children, "the run had started a controller"
-    gone, alive = psutil.wait_procs(children, timeout=10)
-    assert not alive, [p.cmdline() for p in alive]
+    assert (how == "SIGINT") == ("Ctrl-C" in bench["outcome"]["reason"]) and (how == "SIGINT" or how in text)
+    assert "<error" in (out / "junit.xml").read_text() and "interrupted" in (out / "report.md").read_text()
+    check_results_files(out)
+    assert children, "the run had started a controller and emulator shards"
+    assert not wait_gone(children), "processes left behind"
+    assert not [p for p in orphans() if str(out) in p[1]]
+
+
+def test_a_killed_run_leaves_no_process(tmp_path):
+    # Issue 12 §1.1: every child dies with its parent even when pytest itself is SIGKILLed.
+    out = tmp_path / "report"
+    proc = start_run(out)
+    try:
+        wait_for_trials(out / "results.json", 1)
+        children = descendants(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert children
+    assert not wait_gone(children), "children outlived the SIGKILLed run"
+    data = load_results(out / "results.json")   # everything up to the last trial is on disk
+    assert data["benchmarks"][0]["trials"] and data["benchmarks"][0]["outcome"]["status"] == "running"
 
 
 def test_suite_end_to_end_with_profile_then_baseline(tmp_path):
     profile = tmp_path / "p.yaml"
     profile.write_text("control_session_capacity: {min: 10}\n")
     first = tmp_path / "first"
-    run = pytest_run("suites", "-k", "control_session_capacity", "--controller", "null", "--repetitions", "5",
-                     "--max-sessions", "20", "--hold-time", "0.5", "--profile", str(profile), "--report-dir", str(first))
+    run = pytest_run("suites", "-k", "control_session_capacity", *NULL_RUN, "--repetitions", "5", "--bmwg-profile",
+                     profile, "--report-dir", first)
     assert run.returncode == 0, run.stdout[-3000:]
     assert "verdict PASS by sign-test (zero-variance sample), p = 0.0312" in run.stdout
-    assert "trial 5 (5/5) 20 sessions" in run.stdout
+    assert "trial 5 (5/5) ≥ 20 sessions" in run.stdout
     assert sorted(p.name for p in first.iterdir()) == ["junit.xml", "logs", "report.md", "results.json"]
-    bench = load_results(first / "results.json")["benchmarks"][0]
+    data = load_results(first / "results.json")
+    bench = data["benchmarks"][0]
     assert [t["value"] for t in bench["trials"]] == [20] * 5
     assert all(t["controller_resources"]["samples"] >= 1 for t in bench["trials"])
+    assert data["run"]["controller"]["nofile_limit"]["hard"] > 0          # issue 12 §1.11
+    assert data["run"]["command"].startswith("pytest ") or "-k control_session_capacity" in data["run"]["command"]
+    check_results_files(first)
     second = tmp_path / "second"
-    run = pytest_run("suites", "-k", "control_session_capacity", "--controller", "null", "--repetitions", "5",
-                     "--max-sessions", "20", "--hold-time", "0.5", "--baseline", str(first / "results.json"),
-                     "--report-dir", str(second))
+    run = pytest_run("suites", "-k", "control_session_capacity", *NULL_RUN, "--repetitions", "5", "--baseline",
+                     first / "results.json", "--report-dir", second)
     assert run.returncode == 0, run.stdout[-3000:]
     verdict = load_results(second / "results.json")["benchmarks"][0]["verdict"]
     assert verdict["result"] == "PASS" and verdict["test"] == "none (identical constant samples)"
 
 
+def test_a_report_dir_holding_results_needs_overwrite(tmp_path):
+    # Issue 12 §1.8: a second run into the same folder overwrote the first silently.
+    out = tmp_path / "r"
+    args = ("suites", "-k", "control_session_capacity", *NULL_RUN, "--repetitions", "1", "--report-dir", out)
+    assert pytest_run(*args).returncode == 0
+    first = load_results(out / "results.json")["run"]["started"]
+    again = pytest_run(*args)
+    assert again.returncode == 4 and "already holds a results.json" in again.stderr and "--overwrite" in again.stderr
+    assert load_results(out / "results.json")["run"]["started"] == first
+    assert pytest_run(*args, "--overwrite").returncode == 0
+
+
+def test_an_unusable_report_dir_is_named_before_anything_starts(tmp_path):
+    # Issue 12 §1.10: a read-only folder gave a 79-line traceback.  (As root no mode stops a write: a path whose
+    # parent is a file cannot be created by anyone.)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    run = pytest_run("suites", "-k", "control_session_capacity", *NULL_RUN, "--report-dir", blocker / "sub")
+    assert run.returncode == 4 and "cannot create --report-dir" in run.stderr
+    assert "Traceback" not in run.stderr + run.stdout
+
+
+def test_a_garbled_controller_is_named_with_its_bytes(tmp_path):
+    # Issue 12 §1.7: malformed OpenFlow from the controller gave a 75-line traceback at start.
+    from fixtures.controllers import end_process, spawn
+    port = free_port()
+    log = tmp_path / "ctl.log"
+    proc = spawn([sys.executable, "-m", "emulator.nullctl", "--port", str(port), "--malformed",
+                  "handshake:short-length"], log)
+    try:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and b"listening" not in log.read_bytes():
+            time.sleep(0.05)   # waiting for another process to listen; not a measurement
+        with pytest.raises(ControllerError, match="bytes that are not OpenFlow .*0[14]05000400"):
+            ExternalController("127.0.0.1", port).check_alive(5)
+        out = tmp_path / "r"
+        run = pytest_run("suites", "-k", "control_session_capacity", "--controller", f"external:127.0.0.1:{port}",
+                         "--report-dir", out)
+    finally:
+        end_process(proc)
+    assert run.returncode == 1 and "not OpenFlow" in run.stdout and "Traceback" not in run.stdout
+    assert load_results(out / "results.json")["benchmarks"][0]["outcome"]["status"] == "error"
+
+
 def test_capped_trials_below_a_minimum_are_inconclusive_not_fail(tmp_path):
     profile = tmp_path / "p.yaml"
     profile.write_text("control_session_capacity: {min: 50}\n")
-    run = pytest_run("suites", "-k", "control_session_capacity", "--controller", "null", "--repetitions", "5",
-                     "--max-sessions", "20", "--hold-time", "0.5", "--profile", str(profile),
-                     "--report-dir", str(tmp_path / "r"))
+    run = pytest_run("suites", "-k", "control_session_capacity", *NULL_RUN, "--repetitions", "5", "--bmwg-profile",
+                     profile, "--report-dir", tmp_path / "r")
     assert run.returncode == 0, run.stdout[-3000:]
     bench = load_results(tmp_path / "r" / "results.json")["benchmarks"][0]
     assert all(t["lower_bound"] for t in bench["trials"])
     assert bench["verdict"]["result"] == "INCONCLUSIVE"
     assert bench["verdict"]["note"].startswith("FAIL withdrawn: 5 trial value(s) are lower bounds")
+    assert "≥ 20" in (tmp_path / "r" / "report.md").read_text()
 
 
 def test_embedded_controller_on_a_taken_port_retries_on_another(tmp_path, monkeypatch):
@@ -266,17 +436,27 @@ def test_free_port_is_below_the_ephemeral_range():
     assert free_port() < ephemeral_range()[0]
 
 
-def test_null_controllers_sharing_one_port(tmp_path):
+def test_null_controllers_sharing_one_port(shard_pool, tmp_path):
     port = free_port()
     shared = [NullController(tmp_path / f"n{i}", port=port, reuse_port=True, ready_timeout=15) for i in range(2)]
     try:
         for ctl in shared:
             ctl.start()
-        result = EmulatedNetwork(tmp_path).session_capacity(("127.0.0.1", port), max_sessions=60, **FAST)
-        assert result["kept"] == 60
+        assert capacity(shard_pool, ("127.0.0.1", port), 60)["kept"] == 60
         assert all(ctl.exit_reason() is None for ctl in shared)
     finally:
         for ctl in shared:
             ctl.stop()
     with pytest.raises(ValueError, match="needs that port given"):
         NullController(tmp_path, reuse_port=True)
+
+
+def test_a_dead_shard_fails_its_call_by_name_and_is_replaced(shard_pool, started, tmp_path):
+    ctl = started(NullController(tmp_path, ready_timeout=15))
+    victim = shard_pool.shards[1]
+    os.kill(victim.info.pid, signal.SIGKILL)
+    with pytest.raises(c.EmulatorError, match=r"emulator shard 1 .* (ended|is gone)"):
+        shard_pool.call(c.Hello(), 20, shards=[1])
+    shard_pool.ensure(2)
+    assert shard_pool.shards[1].alive and shard_pool.shards[1].info.pid != victim.info.pid
+    assert capacity(shard_pool, ctl.address, 10)["kept"] == 10

@@ -1,51 +1,43 @@
-"""Integration: PACKET_IN traffic over loopback against real controllers — the null controller
-(known answers: every PACKET_IN answered, or none), execnet shards, ovs-testcontroller, the
-embedded Ryu, and the two suites end to end (values, skip on no answer, reports)."""
+"""Integration: PACKET_IN traffic over loopback against real controllers — the null controller (known
+answers: every PACKET_IN answered, none, after a known delay, at a known rate, or garbage), the shards,
+ovs-testcontroller, the embedded Ryu, and the two suites end to end (values, skip on no answer, reports)."""
 
-import json
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
+from helpers import PROJECT_ROOT, pytest_run
+from results_check import check_results_files
 
 from emulator import codec
-from emulator.shard import ShardError, ShardPool
-from fixtures.async_msgs import AsyncEmulator, AsyncParams, PreflightFailed, trial_figures
-from fixtures.controllers import PROJECT_ROOT, NullController, OvsTestController, RyuController
+from emulator.control import EmulatorError
+from emulator.params import AsyncParams, RampParams
+from fixtures.async_msgs import AsyncEmulator, PreflightFailed, TrialInvalid, trial_figures
+from fixtures.controllers import NullController, OvsTestController, RyuController
 from reports.results import load_results
 
 pytestmark = pytest.mark.integration
 
-QUICK = dict(macs=50, duration=0.5, response_timeout=0.5, settle=0.2, handshake_timeout=5.0)
+QUICK = dict(macs=50, duration=0.5, response_timeout=0.5, settle=0.2)
+OVS = pytest.mark.skipif(shutil.which("ovs-testcontroller") is None, reason="ovs-testcontroller is not installed "
+                         "(apt-get install openvswitch-testcontroller; .ci/run installs it)")
 
 
 @pytest.fixture
-def emulator():
+def emulator(shard_pool):
     made = []
 
-    def make(openflow=codec.OFP13, **kw):
-        em = AsyncEmulator(AsyncParams(**{**QUICK, **kw}), openflow)
+    def make(openflow=codec.OFP13, switches=2, shards=1, **kw):
+        em = AsyncEmulator(lambda: shard_pool, AsyncParams(**{**QUICK, **kw}).at(switches),
+                           RampParams(handshake_timeout=5.0), openflow, shards=shards)
         made.append(em)
         return em
 
     yield make
     for em in made:
-        em.close()
-
-
-@pytest.fixture
-def started(tmp_path):
-    ctls = []
-
-    def start(ctl):
-        ctls.append(ctl)
-        ctl.start()
-        return ctl
-
-    yield start
-    for ctl in ctls:
-        ctl.stop()
+        em.disconnect()
 
 
 @pytest.mark.parametrize("openflow", [codec.OFP10, codec.OFP13])
@@ -66,7 +58,7 @@ def test_null_controller_answers_every_request_once(emulator, started, tmp_path,
 
 def test_unbuffered_frames_are_matched_by_their_tag(emulator, started, tmp_path):
     ctl = started(NullController(tmp_path))
-    em = emulator(switches=2, buffered=False, frame_size=512, frame_kind="arp")
+    em = emulator(switches=2, no_buffer=True, frame_size=512, frame_kind="arp")
     em.connect(ctl.address)
     f = trial_figures(em.run("per-switch", 0.5))
     assert f["nrx"] == f["ntx"] > 50 and f["stale"] == 0
@@ -74,9 +66,12 @@ def test_unbuffered_frames_are_matched_by_their_tag(emulator, started, tmp_path)
 
 def test_a_controller_that_never_answers_fails_the_preflight_with_the_reason(emulator, started, tmp_path):
     ctl = started(NullController(tmp_path, answer="none"))
-    em = emulator(switches=2)
+    em = emulator(switches=2, learn_timeout=1.0)
+    with pytest.raises(PreflightFailed, match="none of the 2 destination-host announcements .* was answered"):
+        em.connect(ctl.address)
+    em = emulator(switches=2, no_learn=True)
     em.connect(ctl.address)
-    with pytest.raises(PreflightFailed, match="controller app does not answer PACKET_IN"):
+    with pytest.raises(PreflightFailed, match="controller app does not answer PACKET_IN: 2 of 2 switch"):
         em.preflight()
 
 
@@ -84,29 +79,35 @@ def test_two_shards_merge_into_one_result(emulator, started, tmp_path):
     ctl = started(NullController(tmp_path))
     em = emulator(switches=5, shards=2)
     em.connect(ctl.address)
-    assert [len(g) for g in em.groups] == [3, 2]
+    assert [len(g) for g in em.groups.values()] == [3, 2]
     f = trial_figures(em.run("max", 0.5))
     assert f["shards"] == 2 and f["nrx"] == f["ntx"] > 0
     assert f["start_skew_us"] < 100_000          # both shards started at the shared instant
 
 
-def test_unreachable_controller_is_a_named_shard_error(emulator):
-    em = emulator(switches=2, handshake_timeout=1.0)
-    with pytest.raises(ShardError, match="could not connect"):
+def test_unreachable_controller_is_a_named_emulator_error(emulator):
+    em = emulator(switches=2)
+    em.ramp = em.ramp.replace(handshake_timeout=1.0, connect_timeout=1.0)
+    with pytest.raises(EmulatorError, match="2 of 2 switches could not connect .*refused"):
         em.connect(("127.0.0.1", 9))
 
 
-def test_shard_pool_rejects_unknown_commands():
-    pool = ShardPool(1)
-    try:
-        with pytest.raises(ShardError, match="unknown shard command"):
-            pool.request([{"cmd": "explode"}], 20, "anything")
-    finally:
-        pool.close()
+def test_a_shard_answers_a_command_it_does_not_know_with_an_error(shard_pool):
+    from emulator import control as c
+
+    from dataclasses import dataclass
+
+    @c.wire
+    @dataclass(frozen=True)
+    class Explode(c.Command):     # declared here only: the shard has never heard of it
+        pass
+
+    with pytest.raises(EmulatorError, match="cannot read the command: unknown message type 'Explode'"):
+        shard_pool.call_one(0, Explode(), 20)
+    assert shard_pool.call_one(0, c.Hello(), 20).pid > 0     # and it still answers
 
 
-@pytest.mark.skipif(shutil.which("ovs-testcontroller") is None, reason="ovs-testcontroller is not installed "
-                    "(apt-get install openvswitch-testcontroller; .ci/run installs it)")
+@OVS
 def test_ovs_testcontroller_installs_flows_for_learned_destinations(emulator, started, tmp_path):
     ctl = started(OvsTestController(tmp_path, openflow=codec.OFP10))
     em = emulator(codec.OFP10, switches=2)
@@ -123,11 +124,6 @@ def test_embedded_ryu_answers_packet_in(emulator, started, tmp_path):
     em.preflight()
     f = trial_figures(em.run("serial", 0.5))
     assert f["nrx"] > 10 and f["apt_ms"] > 0
-
-
-def pytest_run(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=PROJECT_ROOT,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def test_rate_and_time_suites_end_to_end_on_the_null_controller(tmp_path):
@@ -173,10 +169,92 @@ def test_suite_skips_with_the_reason_when_packet_in_is_not_answered(tmp_path):
     assert "skipped" in junit
 
 
-def test_bad_async_options_are_named():
-    r = pytest_run("suites", "-k", "async_message", "--switches", "4,x", "--frame-size", "20",
-                   "--async-mode", "max", "--rate-step", "2")
-    assert r.returncode != 0
-    text = r.stdout + r.stderr
-    for word in ("--switches", "frame size", "--async-mode", "--rate-step"):
-        assert word in text, text[-2000:]
+@pytest.mark.parametrize("option,value,says", [
+    ("--switches", "4,x", "a positive number or a comma list of them"), ("--frame-size", "20", "64..9000 bytes"),
+    ("--async-mode", "max", "must be one of serial, per-switch"), ("--rate-step", "2", "a fraction between 0 and 1")])
+def test_bad_async_options_are_named(option, value, says):
+    r = pytest_run("suites", "-k", "async_message", option, value)
+    assert r.returncode == 4 and option in r.stderr and says in r.stderr, r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("openflow", [codec.OFP10, codec.OFP13])
+def test_a_controller_with_a_known_2ms_delay_reads_2ms(emulator, started, tmp_path, openflow):
+    # Issue 12 §0.1: with the emulator spinning, a 2 ms controller read 4.7-6.3 ms (1.3) and 3.8-4.0 ms (1.0).
+    # The figure within [2.0, 2.6] ms is measured by `python -m fixtures.selfbench known` (docs/measurements.md);
+    # here a looser bound guards against a regression on a loaded CI host.
+    ctl = started(NullController(tmp_path, openflow=openflow, delay_ms=2.0))
+    em = emulator(openflow, switches=4, duration=1.0)
+    em.connect(ctl.address)
+    f = trial_figures(em.run("serial", 1.0))
+    assert f["loss_ratio"] == 0 and 2.0 <= f["apt_ms"] < 3.2, f["apt_ms"]
+
+
+def test_a_rate_capped_controller_is_loss_free_below_its_cap_and_not_above(emulator, started, tmp_path):
+    # Issue 12 §0.3: answers after Td but within the response timeout made overloaded trials "loss-free".
+    ctl = started(NullController(tmp_path, rate_cap=3000.0))
+    em = emulator(switches=4, duration=1.0, response_timeout=2.0)
+    em.connect(ctl.address)
+    below = trial_figures(em.run("paced", 1.0, rate=2000))
+    above = trial_figures(em.run("paced", 1.0, rate=4500))
+    assert below["loss_free"], below["loss_free_reason"]
+    assert above["loss_ratio"] == 0 and not above["loss_free"]       # every answer came, but a backlog grew
+    assert "latency climbed" in above["loss_free_reason"]
+
+
+def test_every_switch_has_learned_its_destination_before_trial_1_against_ryu_13(emulator, started, tmp_path):
+    # Issue 12 §0.6: the announcements raced Ryu's handshake under OpenFlow 1.3 and were dropped, so Ryu flooded
+    # instead of installing flows and trials alternated between 0.19 and 0.3 ms.  Now each announcement is
+    # repeated until Ryu has answered it, and the preflight checks every switch.
+    ctl = started(RyuController(tmp_path, openflow=codec.OFP13, ready_timeout=60))
+    em = emulator(switches=16, settle=0.5)
+    got = em.connect(ctl.address)
+    assert got["announced"] == 16
+    pre = em.preflight()
+    assert pre["switches_answered"] == 16 and pre["answered_by_flow_mod"] == 16   # a FLOW_MOD: the host is known
+
+
+def test_a_controller_that_dies_during_a_trial_invalidates_it(emulator, started, tmp_path):
+    # Issue 12 §1.2: an external controller killed mid-trial: all sessions lost, 5k instead of ~40k requests
+    # sent, and the trial was recorded ok and averaged in.
+    import threading
+    ctl = started(NullController(tmp_path))
+    em = emulator(switches=3, duration=1.5)
+    em.connect(ctl.address)
+    threading.Timer(0.7, ctl.stop).start()
+    with pytest.raises(TrialInvalid, match="3 of 3 control sessions dropped during the trial"):
+        em.run("serial", 1.5)
+
+
+def test_garbage_from_the_controller_fails_the_trial_with_the_bytes_and_the_run_goes_on(tmp_path):
+    # Issue 12 §1.7: mid-run, malformed OpenFlow aborted the whole benchmark with results.json left "running".
+    from fixtures.controllers import end_process, free_port, spawn
+    port = free_port()
+    log = tmp_path / "ctl.log"
+    proc = spawn([sys.executable, "-m", "emulator.nullctl", "--port", str(port), "--malformed",
+                  "packet_in:short-length"], log)
+    try:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and b"listening" not in log.read_bytes():
+            time.sleep(0.05)   # waiting for another process to listen; not a measurement
+        out = tmp_path / "r"
+        r = pytest_run("suites", "-k", "async_message_processing_time", "--controller", f"external:127.0.0.1:{port}",
+                       "--repetitions", "2", "--trial-duration", "0.5", "--switches", "2", "--no-ceiling",
+                       "--report-dir", out)
+    finally:
+        end_process(proc)
+    assert r.returncode == 1, r.stdout[-3000:]
+    bench = load_results(out / "results.json")["benchmarks"][0]
+    assert bench["outcome"]["status"] in ("failed", "error")
+    text = bench["outcome"]["reason"]
+    assert "protocol error" in text and "framing error" in text and "0d0004" in text   # the bytes, in hex
+    check_results_files(out)
+
+
+@OVS
+def test_a_relative_report_dir_works_with_ovs(tmp_path):
+    # Issue 12 §0.7: with --controller ovs, a relative --report-dir failed at start.
+    r = pytest_run(PROJECT_ROOT / "suites", "-k", "async_message_processing_time", "--controller", "ovs",
+                   "--openflow", "1.0", "--repetitions", "1", "--trial-duration", "0.5", "--switches", "1",
+                   "--no-ceiling", "--report-dir", "rel", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert (tmp_path / "rel" / "results.json").exists() and (tmp_path / "rel" / "report.md").exists()

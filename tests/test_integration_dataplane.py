@@ -7,8 +7,10 @@ import time
 import pytest
 
 from emulator import codec
+from emulator import control as c
 from emulator import testports as tpt
 from emulator import topology as tp
+from emulator.params import FabricParams, RampParams
 from fixtures.controllers import RyuController
 from fixtures.discovery import TopologyEmulator
 
@@ -30,6 +32,11 @@ def ryu(tmp_path):
     yield from started_ryu(tmp_path)
 
 
+def emulator(pool, table_miss: str, shards: int = 1) -> TopologyEmulator:
+    return TopologyEmulator(lambda: pool, codec.OFP13, RampParams(), shards,
+                            FabricParams(host_refresh=0, data_plane=True, table_miss=table_miss))
+
+
 def wait_for(check, seconds=20.0):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -41,46 +48,44 @@ def wait_for(check, seconds=20.0):
 
 
 @pytest.mark.parametrize("shards", [1, 2])
-def test_ryu_learning_switch_forwards_test_port_traffic_across_three_switches(ryu, shards):
+def test_ryu_learning_switch_forwards_test_port_traffic_across_three_switches(ryu, shards, shard_pool):
     topo = tp.linear(3)
     tp1, tp2 = topo.host_at(1, 2).at, topo.host_at(3, 2).at
-    em = TopologyEmulator(codec.OFP13, shards=shards, host_refresh=0, data_plane={"table_miss": "table"})
+    em = emulator(shard_pool, "table", shards)
     try:
         em.deploy(topo, ryu.address)
         for at in (tp1, tp2):
-            em.test_port(at, "attach")
+            em.port(at, "attach")
         # Ryu installs its table-miss entry once a switch is configured; until then a frame is dropped.
-        assert wait_for(lambda: em.status()["data_plane"]["flow_mods"] >= 3)
+        assert wait_for(lambda: em.state().data_plane["flow_mods"] >= 3)
         flows = tpt.synthetic_flows(8)
-        em.test_port(tp2, "announce", hosts=[[f.dst_mac.hex(), f.dst_ip] for f in flows])
+        em.port(tp2, "announce", hosts=tuple((f.dst_mac.hex(), f.dst_ip) for f in flows))
         # Each G-ARP goes up at every switch as Ryu floods it along: then Ryu knows where D1..D8 are.
-        assert wait_for(lambda: em.status()["data_plane"]["packet_ins_data"] >= 8 * 3)
-        em.test_port(tp1, "stream", stream=1, flows=8, rate=200.0, count=40)
-        em.test_port(tp1, "start")
-        rx = wait_for(lambda: em.test_port(tp2, "report")["rx"].get(1, {}).get("unique") == 40 and
-                      em.test_port(tp2, "report")["rx"][1])
+        assert wait_for(lambda: em.state().data_plane["packet_ins_data"] >= 8 * 3)
+        em.port(tp1, "stream", stream=c.StreamSpec(1, flows=8, rate=200.0, count=40))
+        em.port(tp1, "start")
+        rx = wait_for(lambda: em.port(tp2, "report").rx.get(1, {}).get("unique") == 40 and
+                      em.port(tp2, "report").rx[1])
         assert rx and rx["unique"] == 40 and rx["duplicates"] == 0 and rx["flows_reached"] == 8
-        tx = em.test_port(tp1, "report")["tx"][1]
+        tx = em.port(tp1, "report").tx[1]
         assert tx["sent"] == 40 and tx["first_ns"] < rx["first_ns"]
-        st = em.status()["data_plane"]
+        st = em.state().data_plane
         assert st["flow_mods"] > 3 and st["frames_to_hosts"] >= 40 and st["flow_mods_failed"] == 0
     finally:
         em.withdraw()
-        em.close()
 
 
-def test_a_test_port_must_sit_at_a_host_port(ryu):
+def test_a_test_port_must_sit_at_a_host_port(ryu, shard_pool):
     topo = tp.linear(2)
-    em = TopologyEmulator(codec.OFP13, data_plane={"table_miss": "controller"})
+    em = emulator(shard_pool, "controller")
     try:
         em.deploy(topo, ryu.address)
         with pytest.raises(Exception, match="switch 1 port 1 is not a host port"):
-            em.test_port((1, 1), "attach")
+            em.port((1, 1), "attach")
         with pytest.raises(Exception, match="no test port attached at switch 2 port 2"):
-            em.test_port((2, 2), "report")
+            em.port((2, 2), "report")
     finally:
         em.withdraw()
-        em.close()
 
 
 @pytest.fixture
@@ -88,26 +93,26 @@ def ryu_paths(tmp_path):
     yield from started_ryu(tmp_path, "paths")
 
 
-def test_the_path_app_provisions_loop_free_paths_on_a_leaf_spine(ryu_paths):
+def test_the_path_app_provisions_loop_free_paths_on_a_leaf_spine(ryu_paths, shard_pool):
     from fixtures.northbound import compare, deployed_view
     topo = tp.leaf_spine(2, 3)                       # cycles: a learning switch would loop here
     tp1, tp2 = topo.host_at(3, 3).at, topo.host_at(5, 3).at
-    em = TopologyEmulator(codec.OFP13, host_refresh=0, data_plane={"table_miss": "table"})
+    em = emulator(shard_pool, "table")
     try:
         em.deploy(topo, ryu_paths.address)
         nb = ryu_paths.northbound()
         assert wait_for(lambda: compare(deployed_view(topo), nb.topology(), ("switches", "links")).matches)
-        assert wait_for(lambda: em.status()["data_plane"]["flow_mods"] >= len(topo.switches))   # table-miss entries
+        assert wait_for(lambda: em.state().data_plane["flow_mods"] >= len(topo.switches))   # table-miss entries
         for at in (tp1, tp2):
-            em.test_port(at, "attach")
-        em.test_port(tp2, "announce", hosts=[[f.dst_mac.hex(), f.dst_ip] for f in tpt.synthetic_flows(16)])
-        assert wait_for(lambda: em.status()["data_plane"]["packet_ins_data"] >= 16)     # Ryu has them all
-        before = em.status()["data_plane"]
-        em.test_port(tp1, "stream", stream=1, flows=16, rate=500.0, count=64)
-        em.test_port(tp1, "start")
-        rx = wait_for(lambda: (r := em.test_port(tp2, "report")["rx"].get(1)) and r["unique"] == 64 and r)
+            em.port(at, "attach")
+        em.port(tp2, "announce", hosts=tuple((f.dst_mac.hex(), f.dst_ip) for f in tpt.synthetic_flows(16)))
+        assert wait_for(lambda: em.state().data_plane["packet_ins_data"] >= 16)     # Ryu has them all
+        before = em.state().data_plane
+        em.port(tp1, "stream", stream=c.StreamSpec(1, flows=16, rate=500.0, count=64))
+        em.port(tp1, "start")
+        rx = wait_for(lambda: (r := em.port(tp2, "report").rx.get(1)) and r["unique"] == 64 and r)
         assert rx and rx["unique"] == 64 and rx["flows_reached"] == 16 and rx["duplicates"] == 0
-        st = em.status()["data_plane"]
+        st = em.state().data_plane
         assert st["storm_drops"] == 0
         # One path per (source, destination) pair: 16 pairs, an entry on each of three switches (leaf, spine,
         # leaf).  A pair's frames that reach a switch before its entry may be sent up and installed again:
@@ -115,7 +120,6 @@ def test_the_path_app_provisions_loop_free_paths_on_a_leaf_spine(ryu_paths):
         assert st["flow_entries"] - before["flow_entries"] == 16 * 3 and st["flow_mods_failed"] == 0
     finally:
         em.withdraw()
-        em.close()
 
 
 @pytest.fixture
@@ -123,14 +127,14 @@ def ryu_proactive(tmp_path):
     yield from started_ryu(tmp_path, "proactive")
 
 
-def test_reactive_path_provisioning_trials_against_ryu(ryu_paths):
+def test_reactive_path_provisioning_trials_against_ryu(ryu_paths, shard_pool):
     """§5.1.4 and §5.1.6 trial functions, once each, on a leaf-spine: the path app's FLOW_MODs reach the
     three path switches after the test flow's PACKET_IN, and the pairs offered get their paths."""
     from fixtures import paths
     topo = tp.leaf_spine(2, 3)
     choice = paths.choose_path(topo)
     p = paths.PathParams(td=5.0, offered_rate=200.0, rate_td=2.0)
-    em = TopologyEmulator(codec.OFP13, host_refresh=0, data_plane={"table_miss": "controller"})
+    em = emulator(shard_pool, "controller")
     try:
         r = paths.reactive_time_trial(em, topo, ryu_paths, choice, p, index=0)
         assert r["provisioned_switches"] == 3 == r["path_switches"] and r["note"] == ""
@@ -141,10 +145,10 @@ def test_reactive_path_provisioning_trials_against_ryu(ryu_paths):
         assert r["sb_paths_in_td"] >= r["ndf"]         # a path is complete at I1 before its frame reaches TP2
         assert r["flow_mods_failed"] == 0
     finally:
-        em.close()
+        em.withdraw()
 
 
-def test_proactive_path_provisioning_trials_against_ryu(ryu_proactive):
+def test_proactive_path_provisioning_trials_against_ryu(ryu_proactive, shard_pool):
     """§5.1.5 and §5.1.7 through Ryu's REST flow API (ofctl_rest): nothing reaches TP2 before the path is
     requested (table-miss drop); every path switch gets its FLOW_MOD after the first request; and §5.2.3's
     proactive count agrees with what was installed."""
@@ -152,7 +156,7 @@ def test_proactive_path_provisioning_trials_against_ryu(ryu_proactive):
     topo = tp.leaf_spine(2, 3)
     choice = paths.choose_path(topo)
     p = paths.PathParams(td=5.0, path_flows=60, probe_rate=600.0, rate_td=2.0, ftc_max=50, nb_workers=2)
-    em = TopologyEmulator(codec.OFP13, host_refresh=0, data_plane={"table_miss": "drop"})
+    em = emulator(shard_pool, "drop")
     try:
         fnb = ryu_proactive.flow_northbound()
         r = paths.proactive_time_trial(em, topo, ryu_proactive, fnb, choice, p, index=0)
@@ -167,4 +171,4 @@ def test_proactive_path_provisioning_trials_against_ryu(ryu_proactive):
         r = paths.ftc_proactive_trial(em, topo, ryu_proactive, fnb, p, index=2)
         assert r["nrp"] == 50 and r["nb_count_after"] == 50 and r["lower_bound"] and r["switch_entries"] >= 50
     finally:
-        em.close()
+        em.withdraw()

@@ -11,6 +11,7 @@ from twisted.internet.task import Clock
 from emulator import codec, topology as tp
 from emulator import flowcodec as fc
 from emulator import testports as tpt
+from emulator.control import Trace
 from emulator.fabric import Fabric, trace_record
 from fixtures import paths
 from fixtures.flow_nb import OdlFlows, OnosFlows, RyuFlows, learned, make_flows
@@ -53,8 +54,8 @@ def _fields(**kw):
 def test_provisioning_takes_each_switch_first_flow_mod_after_the_first_packet_in():
     f, other = _flow(1), _flow(2)
     src, dst = int.from_bytes(f.src_mac, "big"), int.from_bytes(f.dst_mac, "big")
-    trace = {"packet_ins": {(f.src_mac.hex(), f.dst_mac.hex()): (1000, 1)},
-             "flow_mods": [
+    trace = Trace(packet_ins={(f.src_mac.hex(), f.dst_mac.hex()): (1000, 1)}, truncated=False,
+                  flow_mods=[
                  [900, 1, _fields(eth_dst=dst), True],                   # before the request: not this provisioning
                  [1100, 3, _fields(eth_src=src, eth_dst=dst), True],     # last switch first
                  [1150, 2, _fields(eth_dst=dst), True],                  # a destination-only entry serves it too
@@ -63,7 +64,7 @@ def test_provisioning_takes_each_switch_first_flow_mod_after_the_first_packet_in
                  [1250, 2, _fields(eth_dst=int.from_bytes(other.dst_mac, "big")), True],   # another flow
                  [1400, 2, _fields(ipv4_dst=f.dst_ip & 0xFFFF0000), False],                # no output
                  [1500, 4, [["ipv4_dst", f.dst_ip & 0xFFFFFF00, 0xFFFFFF00]], True],       # a prefix that fits
-             ]}
+             ])
     p = provisioning(trace, f)
     assert p["tsf1_ns"] == 1000 and p["first_packet_in_at"] == 1
     assert p["per_switch_ns"] == {3: 1100, 2: 1150, 1: 1200, 4: 1500} and p["tdf1_ns"] == 1500
@@ -95,16 +96,15 @@ def test_the_fabric_traces_packet_ins_and_address_flow_mods():
     (src, dst, t, dpid), = rep["packet_ins"]
     assert (src, dst, dpid) == (f.src_mac.hex(), f.dst_mac.hex(), 1)
     assert [r[1] for r in rep["flow_mods"]] == [2, 1] and all(r[3] for r in rep["flow_mods"])
-    p = provisioning({"packet_ins": {(src, dst): (t, dpid)}, "flow_mods": rep["flow_mods"]}, f)
+    p = provisioning(Trace(packet_ins={(src, dst): (t, dpid)}, flow_mods=rep["flow_mods"], truncated=False), f)
     assert set(p["per_switch_ns"]) == {1, 2} and p["tdf1_ns"] > p["tsf1_ns"]
     assert trace_record({"match": {}, "instructions": []}) is None
 
 
 def test_path_params_name_what_is_wrong():
-    bad = PathParams(rate=0, nb_workers=0, path_length=0, ftc_modes=("both",), frame_size=10, ftc_rate=-1)
+    bad = PathParams(frame_size=10, ftc_flows=0xFFFFFF)
     text = "\n".join(bad.problems())
-    for what in ("--rate must be positive", "--nb-workers must be at least 1", "--path-length must be at least 1",
-                 "--ftc-mode must be reactive, proactive", "--path-frame-size must be 68..9000", "--ftc-rate"):
+    for what in ("--path-frame-size must be 68..9000", "too many unique flows"):
         assert what in text
     assert PathParams().problems() == []
 
@@ -173,13 +173,13 @@ def test_flow_adapter_errors_name_the_adapter_and_the_call():
 def test_paths_completed_needs_every_path_switch_and_exact_pairs():
     flows = tpt.synthetic_flows(3)
     key = lambda f: dict(eth_src=int.from_bytes(f.src_mac, "big"), eth_dst=int.from_bytes(f.dst_mac, "big"))
-    trace = {"flow_mods": [
+    trace = Trace(truncated=False, packet_ins={}, flow_mods=[
         [100, 3, _fields(**key(flows[0])), True], [110, 2, _fields(**key(flows[0])), True],
         [120, 1, _fields(**key(flows[0])), True], [130, 1, _fields(**key(flows[0])), True],   # complete at 120
         [140, 3, _fields(**key(flows[1])), True], [150, 2, _fields(**key(flows[1])), True],   # two of three
         [160, 3, _fields(**key(flows[2])), False],                                            # no output
         [170, 3, _fields(eth_dst=key(flows[2])["eth_dst"]), True],                            # not a pair entry
         [50, 1, _fields(**key(flows[1])), True],                                              # before the start
-    ], "packet_ins": {}}
+    ])
     assert paths.paths_completed(trace, flows, 3, since_ns=60) == [120]
     assert paths.paths_completed(trace, flows, 2, since_ns=60) == [120, 150]

@@ -1,0 +1,63 @@
+"""Helpers the integration tests share: a pytest run in a child process, and finding processes a run left."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+OUR_COMMANDS = ("emulator.shard", "execnet", "emulator.nullctl", "ryu_launcher", "ryu-manager", "ovs-testcontroller",
+                "-m pytest -p no:cacheprovider suites")
+
+
+def pytest_run(*args, timeout=240, cwd=PROJECT_ROOT, preexec_fn=None, env=None):
+    """``pytest ARGS`` in a child process, as a user would type it."""
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, preexec_fn=preexec_fn, env=env)
+
+
+def orphans(markers=OUR_COMMANDS) -> list:
+    """Processes whose parent is PID 1 and whose command line is one of ours: what a run left behind."""
+    import psutil
+    out = []
+    for p in psutil.process_iter(["pid", "ppid", "cmdline"]):
+        try:
+            cmd = " ".join(p.info["cmdline"] or ())
+        except psutil.Error:
+            continue
+        if p.info["ppid"] == 1 and str(PROJECT_ROOT) in cmd or p.info["ppid"] == 1 and any(m in cmd for m in markers):
+            out.append((p.info["pid"], cmd[:200]))
+    return out
+
+
+def wait_gone(pids, timeout=10.0) -> list:
+    """The processes of ``pids`` still alive after ``timeout`` s (waiting for another process; not a measurement)."""
+    deadline = time.monotonic() + timeout
+    alive = list(pids)
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if _alive(p)]
+        if alive:
+            time.sleep(0.1)
+    return alive
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def default_sigint():
+    # A shell without job control starts background jobs with SIGINT ignored, and Python keeps an inherited
+    # SIG_IGN: give the run the default disposition.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
