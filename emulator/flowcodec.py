@@ -292,8 +292,11 @@ def encode_oxm_match(match: dict) -> bytes:
         value, mask = spec if isinstance(spec, tuple) else (spec, None)
         size = (FIELD_BITS[name] + 7) // 8
         has_mask = mask is not None and mask != full_mask(name)
-        head = (OXM_CLASS_BASIC << 16) | (OXM_NUMBER[name] << 9) | (int(has_mask) << 8) | (size * (2 if has_mask else 1))
-        body += struct.pack("!I", head) + value.to_bytes(size, "big") + (mask.to_bytes(size, "big") if has_mask else b"")
+        head = ((OXM_CLASS_BASIC << 16) | (OXM_NUMBER[name] << 9) | (int(has_mask) << 8)
+                | (size * (2 if has_mask else 1)))
+        body += struct.pack("!I", head) + value.to_bytes(size, "big")
+        if has_mask:
+            body += mask.to_bytes(size, "big")
     m = struct.pack("!HH", 1, 4 + len(body)) + body
     return m + bytes(-len(m) % 8)
 

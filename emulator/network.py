@@ -17,8 +17,21 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from .control import (CLOSE_LOCAL, FAIL_EARLIER_DROPPED, FAIL_ECHO_TIMEOUT, FAIL_LOCAL, STOP_CAP, STOP_DROPPING,
-                      STOP_LOCAL, STOP_REQUESTED, FirstFailure, OpenSessions, Progress, RampEnded, SessionsResult)
+from .control import (
+    CLOSE_LOCAL,
+    FAIL_EARLIER_DROPPED,
+    FAIL_ECHO_TIMEOUT,
+    FAIL_LOCAL,
+    STOP_CAP,
+    STOP_DROPPING,
+    STOP_LOCAL,
+    STOP_REQUESTED,
+    FirstFailure,
+    OpenSessions,
+    Progress,
+    RampEnded,
+    SessionsResult,
+)
 from .limits import rss_bytes
 from .protocol import SwitchProtocol, SwitchSpec
 from .ramp import Ramp, RampOwner

@@ -16,7 +16,8 @@ known answers, to check the suite (and the emulator) against:
 ``--delay-ms D``
     Every answer to a PACKET_IN is written no earlier than D ms after the PACKET_IN was
     read (read time: the reactor clock once the read carrying it has been parsed; with
-    epoll the timer wakes up to 1 ms late, so an answer leaves D to D + ~1 ms after).  Answers keep their order; one timer serves all sessions.  With D = 0
+    epoll the timer wakes up to 1 ms late, so an answer leaves D to D + ~1 ms after).
+    Answers keep their order; one timer serves all sessions.  With D = 0
     (the default) and no ``--rate-cap`` the answers are written at once, in the same
     call that read the PACKET_INs, as before.
 ``--rate-cap R``

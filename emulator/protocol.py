@@ -21,8 +21,7 @@ from twisted.internet import error as terror
 from twisted.internet.protocol import Protocol
 
 from . import codec
-from .control import (CLOSE_BY_PEER, CLOSE_HANDSHAKE_TIMEOUT, CLOSE_LOCAL, CLOSE_PROTOCOL,  # noqa: F401
-                      CLOSE_RESET, CLOSE_VERSION)
+from .control import CLOSE_BY_PEER, CLOSE_HANDSHAKE_TIMEOUT, CLOSE_LOCAL, CLOSE_PROTOCOL, CLOSE_RESET, CLOSE_VERSION  # noqa: F401
 
 SUPPORTED_STATS = {codec.MP_DESC, codec.MP_FLOW, codec.MP_AGGREGATE, codec.MP_TABLE, codec.MP_PORT_STATS}
 ACCEPTED_SILENTLY = {"flow_mod", "packet_out", "port_mod", "group_mod", "meter_mod", "table_mod",

@@ -70,7 +70,9 @@ class Shard:
         if name is None:
             self._error(call_id, f"this shard has no responder for {type(cmd).__name__} (mismatched versions?)")
             return
-        emit = (lambda event: self.send(("event", call_id, c.to_wire(event))))
+        def emit(event) -> None:
+            self.send(("event", call_id, c.to_wire(event)))
+
         d: Deferred = maybeDeferred(getattr(self, name), cmd, emit)
         if type(cmd).answered:
             d.addCallbacks(lambda r: self.send(("answer", call_id, c.to_wire(r))),

@@ -114,7 +114,7 @@ class Topology:
     def to_dict(self) -> dict:
         """Plain data (for shards and results): :func:`from_dict` rebuilds the same topology."""
         return {"kind": self.kind, "switches": list(self.switches),
-                "links": [[l.a.dpid, l.a.port, l.b.dpid, l.b.port] for l in self.links],
+                "links": [[link.a.dpid, link.a.port, link.b.dpid, link.b.port] for link in self.links],
                 "hosts": [[h.at.dpid, h.at.port] for h in self.hosts]}
 
     def directed_links(self) -> set:
@@ -219,7 +219,7 @@ def build(kind: str, switches: Iterable[int], links: Iterable[tuple], hosts: Ite
 def from_dict(data: dict) -> Topology:
     """The topology :meth:`Topology.to_dict` described (validated again)."""
     try:
-        return build(data["kind"], data["switches"], [tuple(l) for l in data["links"]],
+        return build(data["kind"], data["switches"], [tuple(link) for link in data["links"]],
                      [tuple(h) for h in data.get("hosts", ())], connected=False)
     except (KeyError, TypeError) as exc:
         raise TopologyError(f"topology data is incomplete or malformed: {exc!r}") from None

@@ -40,7 +40,7 @@ from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
 from . import codec, frames
-from .control import CLOSE_PROTOCOL, AnnounceDestinations, Announced, Connected, ConnectSwitches, TrafficResult
+from .control import CLOSE_PROTOCOL, Announced, AnnounceDestinations, Connected, ConnectSwitches, TrafficResult
 from .params import RESPONSE_TYPES, TRAFFIC_MODES, TrafficParams  # noqa: F401  (TrafficParams: re-exported)
 from .protocol import SwitchProtocol, SwitchSpec
 from .ramp import Ramp, RampOwner

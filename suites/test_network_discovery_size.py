@@ -13,7 +13,8 @@ DEFINITION = (
     "the same over three answers. The search doubles N while discovery succeeds, bisects between the last success "
     "and the first failure, then confirms with the RFC's ±1-node steps: Ns succeeds when run again and Ns + 1 "
     "fails. One search is one repetition. A search that succeeds at --size-max reports a lower bound.")
-MEASUREMENT_POINT = "the controller's northbound view compared with the deployed topology; sizes counted by the emulator"
+MEASUREMENT_POINT = ("the controller's northbound view compared with the deployed topology; sizes counted by the "
+                     "emulator")
 
 
 @pytest.mark.rfc8456(section="5.2.2", category="scalability", title="Network Discovery Size", symbol="Ns",

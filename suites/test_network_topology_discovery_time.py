@@ -26,7 +26,8 @@ def test_network_topology_discovery_time(benchmark_run, topology_emulator, disco
     topo, p, controller = deployed_topology, bmwg.discovery, discovery_controller
     run = benchmark_run.parameters(
         **run_parameters(controller, topo),
-        query_mode=f"poll every {p.poll_interval:g} s" if p.mode == "poll" else f"wait Td = {p.wait:g} s, then one query",
+        query_mode=f"poll every {p.poll_interval:g} s" if p.mode == "poll"
+        else f"wait Td = {p.wait:g} s, then one query",
         compared=list(p.parts), identical_answers_end_trial=p.identical, timeout_s=p.timeout,
         emulator_shards=topology_emulator.shards, host_refresh_s=p.host_refresh)
     run.series("number of nodes", len(topo.switches))

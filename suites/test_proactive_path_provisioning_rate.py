@@ -3,7 +3,7 @@
 import pytest
 
 from fixtures.harness import TrialOutcome
-from fixtures.paths import finish_run, start_run, proactive_rate_trial
+from fixtures.paths import finish_run, proactive_rate_trial, start_run
 
 DEFINITION = (
     "PPR = Ndf / Td, from data-plane observation of path activation (as the RFC asks). The table-miss action is "

@@ -3,7 +3,7 @@
 import pytest
 
 from fixtures.harness import TrialOutcome
-from fixtures.paths import finish_run, start_run, proactive_time_trial
+from fixtures.paths import finish_run, proactive_time_trial, start_run
 
 DEFINITION = (
     "PPT = Tdf1 − Tsf1 (the RFC body's definition). Tsf1: the first northbound request that installs the path, sent "

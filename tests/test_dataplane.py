@@ -6,8 +6,9 @@ import itertools
 import pytest
 from twisted.internet.task import Clock
 
-from emulator import codec, topology as tp
+from emulator import codec
 from emulator import flowcodec as fc
+from emulator import topology as tp
 from emulator.codec import OFP10, OFP13
 from emulator.fabric import MAX_HOPS, Fabric
 
@@ -142,7 +143,8 @@ def test_flow_mod_errors_and_flow_stats_and_flow_removed_on_timeout():
     assert codec.decode(err).fields["code"] == 1 and fabric.flow_mods_failed == 1
     send(sw[1], p13.OFPFlowStatsRequest(dp, table_id=o13.OFPTT_ALL, out_port=o13.OFPP_ANY, out_group=o13.OFPG_ANY))
     (reply,) = replies(sw[1][1])
-    assert codec.decode(reply).name == "stats_reply" and len(reply) == 16 + 48 + 16 + 24   # head, flow_stats, match, instructions
+    # head, flow_stats, match, instructions
+    assert codec.decode(reply).name == "stats_reply" and len(reply) == 16 + 48 + 16 + 24
     send(sw[2], p13.OFPFlowMod(dp, priority=3, idle_timeout=2, flags=o13.OFPFF_SEND_FLOW_REM,
                                match=p13.OFPMatch(in_port=1), instructions=[]))
     clock.advance(1.0)

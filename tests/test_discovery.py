@@ -127,7 +127,6 @@ def test_matching_without_any_lldp_seen_is_not_a_result():
 
 def test_change_detection_times_the_first_lldp_after_the_first_notice():
     clock = Clock()
-    state = {}
 
     def st(now):
         ch = None
@@ -163,7 +162,8 @@ def test_change_with_no_rediscovery_within_td_fails_the_trial():
 
     em = FakeEm(clock, st)
     nb = FakeNb(clock, [FULL])
-    with pytest.raises(TrialFailed, match="no discovery PACKET_OUT from the controller within Td = 2 s after the switch down"):
+    with pytest.raises(TrialFailed,
+                       match="no discovery PACKET_OUT from the controller within Td = 2 s after the switch down"):
         d.change_trial(em, nb, TOPO, ("h", 1), d.DiscoveryParams(change_td=2), "switch", clock.now, clock.sleep)
     assert em.changes[0][:2] == ("switch_down", 2) and em.withdrawn == 1
 

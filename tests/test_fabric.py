@@ -7,7 +7,8 @@ import pytest
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 
-from emulator import codec, topology as tp
+from emulator import codec
+from emulator import topology as tp
 from emulator.codec import OFP10, OFP13
 from emulator.fabric import Fabric
 

@@ -234,7 +234,8 @@ def test_delete_filters_by_match_out_port_and_cookie_and_reports_flow_removed():
     p.flow_mod(fm13(match=p13.OFPMatch(in_port=3), actions=[p13.OFPActionOutput(2)], cookie=0x12), 0)
     delete = dict(command=o13.OFPFC_DELETE, table_id=o13.OFPTT_ALL, out_group=o13.OFPG_ANY)
     assert p.flow_mod(fm13(match=p13.OFPMatch(eth_dst=MAC2), out_port=3, **delete), 0)["removed"][0].cookie == 0x21
-    assert p.flow_mod(fm13(out_port=o13.OFPP_ANY, cookie=0x02, cookie_mask=0x0F, **delete), 0)["removed"][0].cookie == 0x12
+    masked = fm13(out_port=o13.OFPP_ANY, cookie=0x02, cookie_mask=0x0F, **delete)
+    assert p.flow_mod(masked, 0)["removed"][0].cookie == 0x12
     assert p.removed_pending == []
     (gone,) = p.flow_mod(fm13(out_port=o13.OFPP_ANY, **delete), 0)["removed"]
     assert p.count == 0 and p.removed_pending == [(gone, fc.RR_DELETE)]

@@ -3,7 +3,6 @@ answers: every PACKET_IN answered, none, after a known delay, at a known rate, o
 ovs-testcontroller, the embedded Ryu, and the two suites end to end (values, skip on no answer, reports)."""
 
 import shutil
-import subprocess
 import sys
 import time
 
@@ -93,9 +92,9 @@ def test_unreachable_controller_is_a_named_emulator_error(emulator):
 
 
 def test_a_shard_answers_a_command_it_does_not_know_with_an_error(shard_pool):
-    from emulator import control as c
-
     from dataclasses import dataclass
+
+    from emulator import control as c
 
     @c.wire
     @dataclass(frozen=True)

@@ -10,8 +10,19 @@ from twisted.python.failure import Failure
 
 from emulator import codec
 from emulator.codec import OFP13
-from emulator.control import (FAIL_ECHO_TIMEOUT, FAIL_EARLIER_DROPPED, FAIL_LOCAL, FAIL_REFUSED, STOP_CAP,
-                              STOP_DROPPING, STOP_LOCAL, STOP_REQUESTED, OpenSessions, Progress, RampEnded)
+from emulator.control import (
+    FAIL_EARLIER_DROPPED,
+    FAIL_ECHO_TIMEOUT,
+    FAIL_LOCAL,
+    FAIL_REFUSED,
+    STOP_CAP,
+    STOP_DROPPING,
+    STOP_LOCAL,
+    STOP_REQUESTED,
+    OpenSessions,
+    Progress,
+    RampEnded,
+)
 from emulator.network import CapacityRun
 from emulator.params import CapacityParams, RampParams
 from emulator.ramp import Ramp, RampOwner, classify_connect_failure, source_address

@@ -38,7 +38,8 @@ def test_opendaylight_shapes_parse_without_host_links(name):
 
 
 def test_comparison_names_what_is_missing_and_extra():
-    partial = nb.View(LINEAR3.switches, frozenset(list(LINEAR3.links)[:3]), LINEAR3.hosts | {("0e:00:00:09:00:01", 3, 9)})
+    partial = nb.View(LINEAR3.switches, frozenset(list(LINEAR3.links)[:3]),
+                      LINEAR3.hosts | {("0e:00:00:09:00:01", 3, 9)})
     c = nb.compare(LINEAR3, partial)
     assert not c.matches
     assert c.summary() == "links: 1 missing, 0 extra; hosts: 0 missing, 1 extra"

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from twisted.internet.task import Clock
 
-from emulator import codec, topology as tp
+from emulator import codec
 from emulator import flowcodec as fc
 from emulator import testports as tpt
+from emulator import topology as tp
 from emulator.control import Trace
 from emulator.fabric import Fabric, trace_record
 from fixtures import paths
@@ -172,7 +173,9 @@ def test_flow_adapter_errors_name_the_adapter_and_the_call():
 
 def test_paths_completed_needs_every_path_switch_and_exact_pairs():
     flows = tpt.synthetic_flows(3)
-    key = lambda f: dict(eth_src=int.from_bytes(f.src_mac, "big"), eth_dst=int.from_bytes(f.dst_mac, "big"))
+    def key(f):
+        return dict(eth_src=int.from_bytes(f.src_mac, "big"), eth_dst=int.from_bytes(f.dst_mac, "big"))
+
     trace = Trace(truncated=False, packet_ins={}, flow_mods=[
         [100, 3, _fields(**key(flows[0])), True], [110, 2, _fields(**key(flows[0])), True],
         [120, 1, _fields(**key(flows[0])), True], [130, 1, _fields(**key(flows[0])), True],   # complete at 120

@@ -10,8 +10,16 @@ from twisted.python.failure import Failure
 
 from emulator import codec
 from emulator.codec import OFP10, OFP13
-from emulator.protocol import (CLOSE_BY_PEER, CLOSE_HANDSHAKE_TIMEOUT, CLOSE_PROTOCOL, CLOSE_RESET, CLOSE_VERSION,
-                               SessionListener, SwitchProtocol, SwitchSpec)
+from emulator.protocol import (
+    CLOSE_BY_PEER,
+    CLOSE_HANDSHAKE_TIMEOUT,
+    CLOSE_PROTOCOL,
+    CLOSE_RESET,
+    CLOSE_VERSION,
+    SessionListener,
+    SwitchProtocol,
+    SwitchSpec,
+)
 
 
 class Recorder(SessionListener):

@@ -13,8 +13,8 @@ from reports.junit import render_junit
 from reports.outcome import DID_NOT_FINISH, RULE, concluded, judge, run_status
 from reports.results import ResultsError, ResultStore, load_results, ok_values, write_json_atomic
 from reports.rfc_report import render_markdown
-from reports.summary import headline
 from reports.stats import summarize
+from reports.summary import headline
 from reports.verdict import against_threshold
 
 

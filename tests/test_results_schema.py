@@ -5,12 +5,12 @@ import json
 import os
 
 import pytest
+from results_check import check_results_files
 
 from reports.outcome import judge
 from reports.results import SCHEMA_PATH, ResultsError, ResultStore, load_results, ok_values, validate
 from reports.stats import SUMMARY_KEYS, summarize
 from reports.verdict import against_baseline, against_threshold
-from results_check import check_results_files
 
 jsonschema = pytest.importorskip("jsonschema")
 

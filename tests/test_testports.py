@@ -118,7 +118,8 @@ def test_bad_stream_arguments_are_named():
 def test_test_ports_through_the_fabric_reach_each_other_by_installed_flows():
     """TP1 at switch 1, TP2 at switch 3 of a linear:3, flows for the test destination on every
     switch: every frame arrives, tagged, at TP2."""
-    from emulator import codec, topology as tp_
+    from emulator import codec
+    from emulator import topology as tp_
     from emulator.fabric import Fabric
     pytest.importorskip("ryu.ofproto.ofproto_parser")
     from ryu.ofproto import ofproto_v1_3 as o13
@@ -134,9 +135,9 @@ def test_test_ports_through_the_fabric_reach_each_other_by_installed_flows():
     for dpid in topo.switches:
         s, _ = fabric.open_in_memory(dpid, clock)
         out = {1: 1, 2: 2, 3: 2}[dpid]
-        fm = p13.OFPFlowMod(ProtocolDesc(codec.OFP13), priority=1, match=p13.OFPMatch(eth_type=0x0800,
-                                                                                      ipv4_dst=("10.102.0.0", "255.255.0.0")),
-                            instructions=[p13.OFPInstructionActions(o13.OFPIT_APPLY_ACTIONS, [p13.OFPActionOutput(out)])])
+        match = p13.OFPMatch(eth_type=0x0800, ipv4_dst=("10.102.0.0", "255.255.0.0"))
+        actions = [p13.OFPInstructionActions(o13.OFPIT_APPLY_ACTIONS, [p13.OFPActionOutput(out)])]
+        fm = p13.OFPFlowMod(ProtocolDesc(codec.OFP13), priority=1, match=match, instructions=actions)
         fm.serialize()
         s.dataReceived(bytes(fm.buf))
     at1, at3 = topo.host_at(1, 2).at, topo.host_at(3, 2).at

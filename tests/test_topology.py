@@ -12,7 +12,7 @@ def test_leaf_spine_wires_every_leaf_to_every_spine_with_hosts_on_leaves():
     assert t.summary() == {"topology": "leaf-spine:2x4", "nodes": 6, "links": 8, "hosts": 8}
     spines, leaves = [1, 2], [3, 4, 5, 6]
     g = t.graph()
-    assert all(g.has_edge(s, l) for s in spines for l in leaves) and not g.has_edge(1, 2)
+    assert all(g.has_edge(s, leaf) for s in spines for leaf in leaves) and not g.has_edge(1, 2)
     assert {h.at.dpid for h in t.hosts} == set(leaves)
     assert t.ports(1) == [1, 2, 3, 4] and t.ports(3) == [1, 2, 3, 4]   # 2 uplinks, 2 hosts
     assert t.host_at(3, 3).name == "h3-1" and t.peer(3, 3) is None
