@@ -26,7 +26,10 @@ known answers, to check the suite (and the emulator) against:
     of a busy period leaves at its slot ``start + k / R`` (a busy period starts when an
     answer is ready while the queue's next slot is already past); an answer leaves at
     ``max(read + D, its slot)``.  The excess is queued, never dropped, like a controller
-    whose backlog grows in its queues, up to ``--queue-limit`` answers waiting (default
+    whose backlog grows in its queues; past ``--backlog`` answers waiting (default 50 ms
+    worth at the cap) the controller stops reading the sessions that add more until the
+    queue is half as long, so TCP pushes back on the switches as a real controller's
+    full input queue does.  As a last guard, up to ``--queue-limit`` answers wait (default
     1,000,000, delayed and paced ones together); past that the answer is dropped and
     counted (one ``warning`` JSON line on the first drop).  A timer tick sends every
     answer whose slot has come, so the rate holds at any R however coarse the reactor's
@@ -76,6 +79,7 @@ MALFORMED_WHEN = ("hello", "handshake", "packet_in")
 MALFORMED_WHAT = ("short-length", "truncated-body", "unknown-type", "bad-version")
 UNKNOWN_TYPE = 250
 BAD_VERSION = 0x09
+BACKLOG_S = 0.05
 QUEUE_LIMIT = 1_000_000
 _OXM_IN_PORT = struct.pack("!I", codec.OXM_OF_IN_PORT)
 _PO10 = struct.Struct("!BBHIIHHHHHH")         # header, buffer_id, in_port, actions_len, OUTPUT action
@@ -227,8 +231,13 @@ class AnswerQueue:
     """The answers waiting for their time: ``read + delay`` and, with a rate cap, their pacing
     slot.  One queue for all sessions, first in first out; one timer, set for the head."""
 
-    def __init__(self, clock, delay: float = 0.0, rate: float | None = None, limit: int = QUEUE_LIMIT):
+    def __init__(self, clock, delay: float = 0.0, rate: float | None = None, limit: int = QUEUE_LIMIT,
+                 backlog: int | None = None):
         self.clock = clock
+        # Past ``backlog`` answers waiting, a session that adds more stops being read until the queue is down
+        # to half of it: TCP then pushes back on the switches, as a real controller's full input queue does.
+        self.backlog = backlog
+        self.paused: set = set()
         self.delay = delay
         self.interval = 1.0 / rate if rate else 0.0
         self.limit = limit
@@ -261,6 +270,9 @@ class AnswerQueue:
         self.pending += len(answers)
         if self.pending > self.high_water:
             self.high_water = self.pending
+        if self.backlog is not None and self.pending >= self.backlog and proto not in self.paused:
+            proto.transport.pauseProducing()
+            self.paused.add(proto)
         if self.timer is None:        # else the timer is set for the head, which a new tail cannot precede
             self.run()
 
@@ -312,6 +324,11 @@ class AnswerQueue:
             proto.transport.write(b"".join(batch))
             if proto.flush:
                 proto.transport.doWrite()
+        if self.paused and self.pending <= self.backlog // 2:
+            for proto in self.paused:
+                if not proto.closed and proto.transport is not None:
+                    proto.transport.resumeProducing()
+            self.paused.clear()
         if next_at is not None:
             self.timer = self.clock.callLater(max(0.0, next_at - now), self.run)
 
@@ -345,7 +362,7 @@ class NullControllerFactory(Factory):
 
     def __init__(self, versions=(codec.OFP10, codec.OFP13), limit=None, mode="refuse", answer="packet_out",
                  clock=None, delay_ms: float = 0.0, rate_cap: float | None = None, queue_limit: int = QUEUE_LIMIT,
-                 malformed=None):
+                 malformed=None, backlog: int | None = None):
         self.versions = tuple(versions)
         self.answer = answer == "packet_out"
         self.lldp = answer == "lldp"
@@ -369,7 +386,9 @@ class NullControllerFactory(Factory):
         self._clock = clock
         self.queue = None
         if delay_ms > 0 or rate_cap is not None:
-            self.queue = AnswerQueue(self.clock, delay_ms / 1000.0, rate_cap, queue_limit)
+            if backlog is None and rate_cap:
+                backlog = max(64, int(rate_cap * BACKLOG_S))
+            self.queue = AnswerQueue(self.clock, delay_ms / 1000.0, rate_cap, queue_limit, backlog)
 
     @property
     def clock(self):
@@ -460,6 +479,10 @@ def main(argv=None) -> int:
     parser.add_argument("--queue-limit", type=int, default=QUEUE_LIMIT, metavar="N",
                         help="with --delay-ms or --rate-cap: answers that may wait (default %(default)d); past it "
                              "they are dropped and counted")
+    parser.add_argument("--backlog", type=int, default=None, metavar="N",
+                        help="with --rate-cap: past N answers waiting, stop reading the sessions that add more until "
+                             "the queue is half as long (TCP then pushes back on the switches, as a real "
+                             "controller's full input queue does; default: 50 ms worth of answers at the cap)")
     parser.add_argument("--malformed", type=_malformed, default=None, metavar="WHEN:WHAT",
                         help="replace one message by a malformed one (see below)")
     args = parser.parse_args(argv)
@@ -472,7 +495,7 @@ def main(argv=None) -> int:
 
     factory = NullControllerFactory(limit=args.session_limit, mode=args.limit_mode, answer=args.answer,
                                     clock=reactor, delay_ms=args.delay_ms, rate_cap=args.rate_cap,
-                                    queue_limit=args.queue_limit, malformed=args.malformed)
+                                    queue_limit=args.queue_limit, malformed=args.malformed, backlog=args.backlog)
     if factory.queue is not None:
         def first_drop(queue):
             print(json.dumps({"event": "warning", "message": f"answer queue full ({queue.limit} answers waiting): "

@@ -279,3 +279,17 @@ def test_option_values_are_checked():
         NullControllerFactory(rate_cap=0)
     with pytest.raises(ValueError):
         NullControllerFactory(delay_ms=-1)
+
+
+def test_a_rate_capped_controller_stops_reading_when_its_backlog_is_full():
+    # Like a real controller whose input queue is full: it stops reading, and TCP pushes back on the switches.
+    clock = Clock()
+    f = NullControllerFactory(clock=clock, rate_cap=100.0, backlog=10)
+    p = f.buildProtocol(None)
+    t = StringTransport()
+    p.makeConnection(t)
+    p.dataReceived(codec.encode_hello(OFP13, 1, (OFP13,)))
+    p.dataReceived(b"".join(codec.encode_packet_in(OFP13, i, i, 1, b"\0" * 64) for i in range(12)))
+    assert t.producerState == "paused"                 # 12 waiting > 10: this session is not read any more
+    clock.advance(0.07)                                # 8 answers out at 100/s: 4 wait, at most half of 10
+    assert t.producerState == "producing" and f.queue.dropped == 0

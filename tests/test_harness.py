@@ -1,0 +1,201 @@
+"""The trial loop and the run's configuration without processes: a fake controller, an in-memory store."""
+
+import errno
+import json
+import os
+
+import pytest
+
+from emulator.control import EmulatorError
+from fixtures.config import BmwgConfig, ReportDirError, claim_report_dir, default_report_dir
+from fixtures.controllers import ControllerError
+from fixtures.harness import BenchmarkRun, Interrupted, TrialFailed, TrialOutcome
+from reports import results as results_mod
+from reports.results import ResultStore
+
+
+class FakeController:
+    pid = None
+    mode = "external"
+
+    def __init__(self, answers=True):
+        self.answers = answers
+
+    def prepare_trial(self):
+        pass
+
+    def check_alive(self, timeout=None):
+        if not self.answers:
+            raise ControllerError("external controller is not answering: connection refused")
+        return 0.001
+
+    def exit_reason(self):
+        return None
+
+    def log_tail(self):
+        return ""
+
+    def info(self):
+        return {"name": "fake"}
+
+
+class CountingStore(ResultStore):
+    saves = 0
+
+    def save(self):
+        CountingStore.saves += 1
+        super().save()
+
+
+def make_run(tmp_path, controller=None, repetitions=3, **kw):
+    store = CountingStore(tmp_path / "results.json", {"started": "now"})
+    return BenchmarkRun(store, controller or FakeController(), benchmark="test_x", title="X", rfc_section="5.2.1",
+                        unit="sessions", symbol="S", definition="d", measurement_point="m", higher_is_better=True,
+                        repetitions=repetitions, progress=lambda line: None, **kw)
+
+
+def on_disk(tmp_path):
+    return json.loads((tmp_path / "results.json").read_text())["benchmarks"][0]
+
+
+def test_the_runs_methods_save_by_themselves_and_guard_its_own_fields(tmp_path):
+    run = make_run(tmp_path)
+    before = CountingStore.saves
+    run.parameters(a=1).series("switches", 4).columns([("k", "K")]).context("preflight", {"rtt_ms": 1}).note("n")
+    assert CountingStore.saves == before + 5
+    e = on_disk(tmp_path)
+    assert e["parameters"]["a"] == 1 and e["series_x"] == {"name": "switches", "value": 4}
+    assert e["trial_columns"] == [["k", "K"]] and e["preflight"] == {"rtt_ms": 1} and "n" in e["notes"]
+    with pytest.raises(ValueError, match="entry's own fields"):
+        run.context("trials", [])
+
+
+def test_an_emulator_failure_fails_that_trial_and_the_run_goes_on(tmp_path):
+    # Issue 12 §1.4: a shard error aborted the async benchmarks, left results.json "running" and showed a pass.
+    def trial(i):
+        if i == 2:
+            raise EmulatorError("emulator shard 0 (popen) ended while running RunTraffic")
+        return TrialOutcome(5.0)
+
+    run = make_run(tmp_path, max_failed_trials=1)
+    entry = run.trials(trial)
+    assert [t["ok"] for t in entry["trials"]] == [True, False, True]
+    assert entry["trials"][1]["reason"] == "emulator: emulator shard 0 (popen) ended while running RunTraffic"
+    assert on_disk(tmp_path)["outcome"]["status"] == "passed"     # one failure allowed
+
+
+def test_failed_trials_fail_the_benchmark_unless_allowed(tmp_path):
+    # Issue 12 §1.3: 4 of 5 trials failed, and the benchmark passed.
+    def trial(i):
+        if i > 1:
+            raise TrialFailed("the controller went away")
+        return TrialOutcome(5.0)
+
+    run = make_run(tmp_path, repetitions=5)
+    run.trials(trial)
+    assert run.result["outcome"] == {"status": "failed", "reason": "4 of 5 trials failed: the controller went away"}
+    with pytest.raises(pytest.fail.Exception, match="test_x FAILED: 4 of 5 trials failed"):
+        run.finish()
+
+
+def test_a_controller_that_stops_answering_invalidates_the_trial(tmp_path):
+    # Issue 12 §1.2: the trial in which the controller died was recorded ok and averaged in.
+    run = make_run(tmp_path, controller=FakeController(answers=False), repetitions=1)
+    entry = run.trials(lambda i: TrialOutcome(40000.0))
+    assert not entry["trials"][0]["ok"]
+    assert "the controller stopped answering during the trial" in entry["trials"][0]["reason"]
+
+
+def test_a_stopped_run_is_recorded_as_interrupted_with_the_signal(tmp_path):
+    def trial(i):
+        if i == 2:
+            raise Interrupted("stopped by SIGTERM (the run was terminated)")
+        return TrialOutcome(1.0)
+
+    run = make_run(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        run.trials(trial)
+    e = on_disk(tmp_path)
+    assert e["outcome"] == {"status": "interrupted", "reason": "stopped by SIGTERM (the run was terminated)"}
+    assert len(e["trials"]) == 1 and e["summary"]["n"] == 1
+
+
+def test_an_implausible_result_fails_with_the_reason(tmp_path):
+    run = make_run(tmp_path, repetitions=1)
+    run.trials(lambda i: TrialOutcome(-1.0))
+
+    def check(entry):
+        assert all(t["value"] >= 0 for t in entry["trials"]), "a negative capacity"
+
+    with pytest.raises(AssertionError):
+        run.finish(check)
+    assert run.result["outcome"]["status"] == "failed" and "a negative capacity" in run.result["outcome"]["reason"]
+
+
+def test_a_derived_benchmark_takes_its_values_from_the_same_trials(tmp_path):
+    run = make_run(tmp_path, repetitions=2)
+    run.trials(lambda i: TrialOutcome(10.0 * i, details={"other": 5.0 if i == 1 else None}))
+    other = run.derived(benchmark="test_y", title="Y", symbol="Y", definition="dd",
+                        pick=lambda t: (t["details"]["other"], "no value in this trial"))
+    assert [t["value"] for t in other.result["trials"]] == [5.0, None]
+    assert other.result["trials"][1]["reason"] == "no value in this trial"
+    assert other.result["outcome"]["status"] == "failed"
+
+
+def test_a_results_write_that_fails_keeps_the_data_and_says_where(tmp_path, monkeypatch):
+    # Issue 12 §1.10: a full disk crashed the run at the end, losing the last trial and every report.
+    store = ResultStore(tmp_path / "results.json", {"started": "now"})
+    real = results_mod.write_json_atomic
+
+    def full_disk(path, data):
+        if path == store.path:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, data)
+
+    monkeypatch.setattr(results_mod, "write_json_atomic", full_disk)
+    store.add_benchmark({"benchmark": "test_x", "rfc_section": "5.2.1", "unit": "s"})
+    store.save()
+    assert "No space left on device" in store.write_error and store.fallback.exists()
+    assert "a copy is in" in store.where()
+    assert json.loads(store.fallback.read_text())["benchmarks"][0]["benchmark"] == "test_x"
+    store.fallback.unlink()
+
+
+def test_default_report_folders_are_never_shared(tmp_path, monkeypatch):
+    # Issue 12 §1.8: two runs started in the same second shared one folder; the second overwrote the first.
+    base = tmp_path / "20260101-000000-42"
+    first = claim_report_dir(base, given=False, overwrite=False)
+    second = claim_report_dir(base, given=False, overwrite=False)
+    assert first != second and first.is_dir() and second.is_dir() and str(os.getpid()) in default_report_dir().name
+
+
+def test_a_given_report_folder_with_results_needs_overwrite(tmp_path):
+    (tmp_path / "results.json").write_text("{}")
+    with pytest.raises(ReportDirError, match="already holds a results.json .* --overwrite"):
+        claim_report_dir(tmp_path, given=True, overwrite=False)
+    assert claim_report_dir(tmp_path, given=True, overwrite=True) == tmp_path
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ReportDirError, match="cannot create --report-dir"):
+        claim_report_dir(tmp_path / "file" / "sub", given=True, overwrite=False)
+
+
+def test_the_configuration_names_every_problem_at_once(tmp_path):
+    import argparse
+
+    from fixtures.config import FAMILIES
+    parser = argparse.ArgumentParser()
+    for family in FAMILIES:
+        family.add_options(parser)
+    bad = tmp_path / "p.yaml"
+    bad.write_text("alpha: 7\n")
+    opt = parser.parse_args(["--size-start", "9", "--size-max", "4", "--bmwg-profile", str(bad),
+                             "--ryu-lldp-period", "1", "--controller", "null", "--report-dir", "rel"])
+    with pytest.raises(pytest.UsageError) as info:
+        BmwgConfig.from_options(opt)
+    text = str(info.value)
+    for what in ("--size-max (4) must not be below --size-start (9)", "key 'alpha' must be a number between 0 and 1",
+                 "--ryu-lldp-period sets the embedded Ryu's LLDP period"):
+        assert what in text
+    ok = BmwgConfig.from_options(parser.parse_args(["--report-dir", "rel", "--switches", "1,4"]), args=("--profile",))
+    assert ok.report_dir.is_absolute() and ok.async_params.switch_counts == (1, 4)   # §0.7: a relative folder
+    assert "deprecated" in ok.notes[0]
