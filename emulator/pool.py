@@ -31,6 +31,18 @@ _END = ("__end__",)
 _POPEN_BOOT = "import sys; sys.path.insert(0, %r)\nfrom emulator.shard import serve\nserve(channel)"
 
 
+def split_switches(n_switches: int, n_shards: int, first_dpid: int = 1) -> list:
+    """Datapath ids per shard, as even as possible: a tuple each, shards with none left out."""
+    out, dpid = [], first_dpid
+    per, extra = divmod(n_switches, n_shards)
+    for i in range(n_shards):
+        k = per + (1 if i < extra else 0)
+        if k:
+            out.append(tuple(range(dpid, dpid + k)))
+        dpid += k
+    return out
+
+
 def is_popen(spec: str) -> bool:
     return "popen" in {part.split("=", 1)[0] for part in spec.split("//")}
 

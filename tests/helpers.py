@@ -20,6 +20,29 @@ def pytest_run(*args, timeout=240, cwd=PROJECT_ROOT, preexec_fn=None, env=None):
                           capture_output=True, text=True, timeout=timeout, preexec_fn=preexec_fn, env=env)
 
 
+class GarbledController:
+    """The null controller sending garbage (``python -m emulator.nullctl --malformed WHEN:WHAT``), started and
+    ended around a ``with`` block; ``.port`` is where it listens."""
+
+    def __init__(self, tmp_path, malformed: str):
+        self.log = tmp_path / "garbled.log"
+        self.malformed = malformed
+
+    def __enter__(self):
+        from fixtures.controllers import free_port, spawn
+        self.port = free_port()
+        self.proc = spawn([sys.executable, "-m", "emulator.nullctl", "--port", str(self.port), "--malformed",
+                           self.malformed], self.log)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and b"listening" not in self.log.read_bytes():
+            time.sleep(0.05)   # waiting for another process to listen; not a measurement
+        return self
+
+    def __exit__(self, *exc):
+        from fixtures.controllers import end_process
+        end_process(self.proc)
+
+
 def orphans(markers=OUR_COMMANDS) -> list:
     """Processes whose parent is PID 1 and whose command line is one of ours: what a run left behind."""
     import psutil

@@ -12,7 +12,8 @@ from emulator.codec import OFP10, OFP13
 from emulator.control import TrafficResult
 from emulator.nullctl import NullControllerFactory
 from emulator.params import AsyncParams
-from fixtures.async_msgs import agree, rate_search, split_switches, trial_figures
+from emulator.pool import split_switches
+from fixtures.async_msgs import agree, rate_search, trial_figures
 
 
 def model(capacity, max_offered=50_000.0, loss_below=None, noise=(), swamped=1.0):

@@ -13,7 +13,7 @@ import sys
 import time
 
 import pytest
-from helpers import PROJECT_ROOT, default_sigint, orphans, pytest_run, wait_gone
+from helpers import PROJECT_ROOT, GarbledController, default_sigint, orphans, pytest_run, wait_gone
 from results_check import check_results_files
 
 from emulator import codec
@@ -381,22 +381,12 @@ def test_an_unusable_report_dir_is_named_before_anything_starts(tmp_path):
 
 def test_a_garbled_controller_is_named_with_its_bytes(tmp_path):
     # Issue 12 §1.7: malformed OpenFlow from the controller gave a 75-line traceback at start.
-    from fixtures.controllers import end_process, spawn
-    port = free_port()
-    log = tmp_path / "ctl.log"
-    proc = spawn([sys.executable, "-m", "emulator.nullctl", "--port", str(port), "--malformed",
-                  "handshake:short-length"], log)
-    try:
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and b"listening" not in log.read_bytes():
-            time.sleep(0.05)   # waiting for another process to listen; not a measurement
+    with GarbledController(tmp_path, "handshake:short-length") as bad:
         with pytest.raises(ControllerError, match="bytes that are not OpenFlow .*0[14]05000400"):
-            ExternalController("127.0.0.1", port).check_alive(5)
+            ExternalController("127.0.0.1", bad.port).check_alive(5)
         out = tmp_path / "r"
-        run = pytest_run("suites", "-k", "control_session_capacity", "--controller", f"external:127.0.0.1:{port}",
+        run = pytest_run("suites", "-k", "control_session_capacity", "--controller", f"external:127.0.0.1:{bad.port}",
                          "--report-dir", out)
-    finally:
-        end_process(proc)
     assert run.returncode == 1 and "not OpenFlow" in run.stdout and "Traceback" not in run.stdout
     assert load_results(out / "results.json")["benchmarks"][0]["outcome"]["status"] == "error"
 

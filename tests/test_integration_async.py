@@ -3,11 +3,9 @@ answers: every PACKET_IN answered, none, after a known delay, at a known rate, o
 ovs-testcontroller, the embedded Ryu, and the two suites end to end (values, skip on no answer, reports)."""
 
 import shutil
-import sys
-import time
 
 import pytest
-from helpers import PROJECT_ROOT, pytest_run
+from helpers import PROJECT_ROOT, GarbledController, pytest_run
 from results_check import check_results_files
 
 from emulator import codec
@@ -226,21 +224,11 @@ def test_a_controller_that_dies_during_a_trial_invalidates_it(emulator, started,
 
 def test_garbage_from_the_controller_fails_the_trial_with_the_bytes_and_the_run_goes_on(tmp_path):
     # Issue 12 §1.7: mid-run, malformed OpenFlow aborted the whole benchmark with results.json left "running".
-    from fixtures.controllers import end_process, free_port, spawn
-    port = free_port()
-    log = tmp_path / "ctl.log"
-    proc = spawn([sys.executable, "-m", "emulator.nullctl", "--port", str(port), "--malformed",
-                  "packet_in:short-length"], log)
-    try:
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and b"listening" not in log.read_bytes():
-            time.sleep(0.05)   # waiting for another process to listen; not a measurement
+    with GarbledController(tmp_path, "packet_in:short-length") as bad:
         out = tmp_path / "r"
-        r = pytest_run("suites", "-k", "async_message_processing_time", "--controller", f"external:127.0.0.1:{port}",
-                       "--repetitions", "2", "--trial-duration", "0.5", "--switches", "2", "--no-ceiling",
-                       "--report-dir", out)
-    finally:
-        end_process(proc)
+        r = pytest_run("suites", "-k", "async_message_processing_time", "--controller",
+                       f"external:127.0.0.1:{bad.port}", "--repetitions", "2", "--trial-duration", "0.5",
+                       "--switches", "2", "--no-ceiling", "--report-dir", out)
     assert r.returncode == 1, r.stdout[-3000:]
     bench = load_results(out / "results.json")["benchmarks"][0]
     assert bench["outcome"]["status"] in ("failed", "error")
