@@ -220,6 +220,10 @@ class RampParams(Family):
     handshake_timeout: float = option(10.0, "--handshake-timeout",
                                       "seconds from TCP connect to FEATURES_REQUEST answered", positive_float)
 
+    def shared_by(self, shards: int) -> "RampParams":
+        """The ramp of one of ``shards`` shards that ramp together: the group split between them."""
+        return dataclasses.replace(self, ramp_group=max(1, -(-self.ramp_group // max(1, shards))))
+
 
 @dataclass(frozen=True)
 class CapacityParams(Family):

@@ -2,10 +2,8 @@
 
 import pytest
 
-from fixtures.async_ceiling import generator_bound
-from fixtures.async_msgs import LOSS_FREE_RULE, SEARCH_METHOD, rate_search, trial_figures
-from fixtures.async_suite import connected, parameters, preflight_or_skip
-from fixtures.harness import TrialFailed, TrialOutcome
+from fixtures.async_msgs import LOSS_FREE_RULE, SEARCH_METHOD
+from fixtures.async_suite import ceiling_or_note, parameters, preflight_or_skip, rate_repetition
 
 DEFINITION = (
     "APRn = Nrxn / Td, the PACKET_INs answered (first PACKET_OUT or FLOW_MOD matched to each) and received within "
@@ -33,48 +31,8 @@ def test_async_message_processing_rate(benchmark_run, async_emulator, emulator_c
     run.columns([("max_offered_rate", "Max offered rate (Ntx1/Td)"), ("loss_free_apr", "Loss-Free APR"),
                  ("resolution_rate", "Loss-free resolution (/s)"), ("maximum_confirmed", "Confirmed ±P")])
     run.context("preflight", preflight_or_skip(run, em, controller))
-    try:
-        ceiling = emulator_ceiling(async_switches, "rate")
-    except Exception as exc:  # context, not the benchmark: say so and go on
-        ceiling = None
-        run.note(f"emulator ceiling not measured: {exc}")
-    if ceiling:
-        run.context("emulator_ceiling", ceiling)
-
-    def trial(index):
-        waits = []
-
-        def rest():
-            q = em.quiesce(p.rest)
-            waits.append(q.waited_s)
-            if not q.quiet:
-                raise TrialFailed(f"the controller was still sending {q.waited_s:.0f} s after a trial: "
-                                  "it did not return to normal operation (RFC 8456 §5.1.3 step 3)")
-
-        with connected(em, controller):
-            s = rate_search(lambda rate: trial_figures(em.run("max" if rate is None else "paced", p.duration, rate)),
-                            p.rate_step, p.tolerance, p.max_confirm, p.rate_resolution, rest=rest)
-        rows = [{"trial": r.trial, "mode": r.mode, "target_rate": r.target_rate, "offered_rate": r.offered_rate,
-                 "apr": r.apr, "loss_ratio": r.loss_ratio, "loss_free": r.loss_free, "benchmark": r.benchmark,
-                 "ntx": r.figures["ntx"], "nrx_in_td": r.figures["nrx_in_td"], "late": r.figures["late"],
-                 "latency_median_ms": r.figures.get("latency_median_ms"),
-                 "not_loss_free": r.figures.get("loss_free_reason")} for r in s["rows"]]
-        if s["maximum"] is None:
-            raise TrialFailed(s["reason"])
-        details = {"search": rows, "maximum_apr": s["maximum"].apr, "maximum_confirmed": s["maximum_confirmed"],
-                   "loss_free_apr": s["loss_free"].apr if s["loss_free"] else None,
-                   "loss_free_confirmed": s["loss_free_confirmed"], "loss_free_reason": s["reason"],
-                   "resolution_rate": s["resolution_rate"], "lossy_above": s["lossy_above"],
-                   "max_offered_rate": s["max_offered_rate"], "step_rate": s["step_rate"],
-                   "generator_bound": generator_bound(s["maximum"].apr, ceiling), "quiesce_waits_s": waits}
-        notes = []
-        if not s["maximum_confirmed"]:
-            notes.append(f"maximum level not confirmed within ±{p.tolerance:.0%} in {p.max_confirm} trials")
-        if details["generator_bound"]:
-            notes.append("generator-bound: within 80% of the emulator's response ceiling")
-        return TrialOutcome(value=s["maximum"].apr, details=details, note="; ".join(notes))
-
-    entry = run.trials(trial)
+    ceiling = ceiling_or_note(run, emulator_ceiling, async_switches, "rate")
+    entry = run.trials(lambda index: rate_repetition(em, controller, ceiling))
     bound = [t["index"] for t in entry["trials"] if t.get("ok") and t["details"]["generator_bound"]]
     if bound:
         run.note(f"GENERATOR-BOUND in repetition(s) {bound}: the maximum rate is within 80% of the emulator's own "

@@ -2,9 +2,8 @@
 
 import pytest
 
-from emulator.control import EmulatorError
 from fixtures.async_msgs import trial_figures
-from fixtures.async_suite import connected, parameters, preflight_or_skip
+from fixtures.async_suite import ceiling_or_note, connected, parameters, preflight_or_skip
 from fixtures.harness import TrialFailed, TrialOutcome
 
 DEFINITION = (
@@ -31,13 +30,7 @@ def test_async_message_processing_time(benchmark_run, async_emulator, emulator_c
                  ("latency_median_ms", "Median (ms, extra)"), ("latency_p95_ms", "p95 (ms, extra)"),
                  ("latency_p99_ms", "p99 (ms, extra)")])
     run.context("preflight", preflight_or_skip(run, em, controller))
-    try:
-        floor = emulator_ceiling(async_switches, "time")
-    except (EmulatorError, Exception) as exc:  # the floor is context, not the benchmark: note it and go on
-        floor = None
-        run.note(f"emulator floor not measured: {exc}")
-    if floor:
-        run.context("emulator_ceiling", floor)
+    floor = ceiling_or_note(run, emulator_ceiling, async_switches, "time")
 
     def trial(index):
         with connected(em, controller):

@@ -199,3 +199,31 @@ def test_the_configuration_names_every_problem_at_once(tmp_path):
     ok = BmwgConfig.from_options(parser.parse_args(["--report-dir", "rel", "--switches", "1,4"]), args=("--profile",))
     assert ok.report_dir.is_absolute() and ok.async_params.switch_counts == (1, 4)   # §0.7: a relative folder
     assert "deprecated" in ok.notes[0]
+
+
+def test_the_ramp_options_reach_the_asynchronous_benchmarks():
+    # Issue 12 §1.5: --ramp-group and --handshake-timeout never reached the async benchmarks.
+    from emulator import control as c
+    from emulator.params import AsyncParams, RampParams
+    from fixtures.async_msgs import AsyncEmulator
+
+    class Handle:
+        def __init__(self, index):
+            self.index, self.local = index, True
+
+    class Pool:
+        sent = []
+
+        def ensure(self, n):
+            return [Handle(i) for i in range(n)]
+
+        def call_each(self, cmds, timeout, on_event=None):
+            self.sent += list(cmds.values())
+            return c.Connected(connected=4)
+
+    em = AsyncEmulator(Pool, AsyncParams(no_learn=True, settle=0).at(4),
+                       RampParams(ramp_group=6, handshake_timeout=2.5, connect_timeout=1.5), 4, shards=2)
+    em.connect(("127.0.0.1", 6653))
+    ramps = [cmd.ramp for cmd in Pool.sent]
+    assert [r.ramp_group for r in ramps] == [3, 3]            # the group split between the two shards
+    assert all(r.handshake_timeout == 2.5 and r.connect_timeout == 1.5 for r in ramps)

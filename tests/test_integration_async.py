@@ -127,7 +127,8 @@ def test_rate_and_time_suites_end_to_end_on_the_null_controller(tmp_path):
     out = tmp_path / "r"
     r = pytest_run("suites", "-k", "async_message", "--controller", "null", "--repetitions", "2",
                    "--trial-duration", "0.5", "--switches", "1,2", "--macs", "20", "--settle", "0.1",
-                   "--rest", "0.2", "--report-dir", str(out))
+                   "--rest", "0.2", "--rate-step", "0.2", "--rate-resolution", "0.05", "--max-confirm", "2",
+                   "--report-dir", str(out))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     data = load_results(out / "results.json")
     names = [(b["benchmark"], b["series_x"]["value"]) for b in data["benchmarks"]]
