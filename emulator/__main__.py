@@ -88,8 +88,7 @@ def run_capacity(args) -> int:
             emit(wire_event(c.from_wire(payload)))
         elif kind == "answer":
             result = c.from_wire(payload)
-            out = dataclasses.asdict(result)
-            out.pop("echo_rtt_ns")
+            out = {k: v for k, v in dataclasses.asdict(result).items() if not isinstance(v, bytes)}
             rtts = c.samples(result.echo_rtt_ns)
             out.update(event="result", capped=result.capped, emulator_bound=result.emulator_bound,
                        setup_rate_per_s=result.setup_rate_per_s, echo_rtt_samples=len(rtts))

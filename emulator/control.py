@@ -22,7 +22,6 @@ from array import array
 from dataclasses import dataclass, field
 from typing import ClassVar, Optional
 
-from . import params as _params
 from .params import AsyncParams, CapacityParams, FabricParams, RampParams, TrafficParams
 
 # --------------------------------------------------------------------------- shared vocabulary
@@ -46,12 +45,29 @@ STOP_DROPPING = "controller started dropping sessions"
 STOP_LOCAL = "emulator resource limit reached"
 STOP_REQUESTED = "ramp stopped on request (another shard saw the controller drop sessions)"
 
-TRAFFIC_MODES = _params.TRAFFIC_MODES
-RESPONSE_TYPES = _params.RESPONSE_TYPES
-
 
 class EmulatorError(RuntimeError):
     """The emulator could not do what it was asked; the message says which shard and why."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was asked to stop (Ctrl-C, SIGTERM, SIGHUP); ``reason`` says which."""
+
+    def __init__(self, reason: str = "interrupted by the user (Ctrl-C)"):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class StopRequest:
+    """A stop the run was asked for.  The signal handler raises :class:`Interrupted` once, but an exception
+    raised in a handler can be swallowed (when it lands in a finaliser), so the long waits (a shard's answer, the
+    next trial) look here too and raise it again."""
+    reason: Optional[str] = None
+
+    @classmethod
+    def check(cls) -> None:
+        if cls.reason is not None:
+            raise Interrupted(cls.reason)
 
 
 # --------------------------------------------------------------------------- wire form
@@ -148,9 +164,10 @@ class FirstFailure:
     session: int                 # the datapath id of the switch whose session failed first
     kind: str
     detail: str
-    after_s: float
+    after_s: float               # from the start of its shard's ramp
     phase: str
-    established_before: int
+    established_before: int      # sessions of its shard ready before it
+    at_ns: int = 0               # when (monotonic clock of its host)
 
 
 @wire
@@ -172,6 +189,7 @@ class SessionsResult(Response):
     rss_growth_bytes: Optional[int]
     echo_rtt_ns: bytes           # every ECHO round trip of the hold, int64 ns
     shards: int = 1
+    ready_ns: bytes = b""        # when each session became ready (int64 ns), to count those before a failure
 
     @property
     def capped(self) -> bool:
@@ -187,9 +205,10 @@ class SessionsResult(Response):
 
     @classmethod
     def merge(cls, answers: list) -> "SessionsResult":
-        """Sums; the earliest first failure; the worst stop reason; raw echo samples pooled."""
+        """Sums; the earliest first failure (by its instant) and the sessions of every shard ready before it;
+        the worst stop reason; raw echo samples pooled."""
         total = {k: sum(getattr(a, k) for a in answers) for k in
-                 ("kept", "established", "established_before_failure", "attempted", "failed", "dropped_after_ready")}
+                 ("kept", "established", "attempted", "failed", "dropped_after_ready")}
         failures: dict = {}
         for a in answers:
             for kind, n in a.failures.items():
@@ -208,10 +227,14 @@ class SessionsResult(Response):
         setups = [a.setup_s for a in answers if a.setup_s]
         rss = [a.rss_bytes for a in answers if a.rss_bytes]
         growth = [a.rss_growth_bytes for a in answers if a.rss_growth_bytes]
-        return cls(**total, failures=failures, first_failure=min(firsts, key=lambda f: f.after_s) if firsts else None,
+        first = min(firsts, key=lambda f: f.at_ns) if firsts else None
+        ready = samples(b"".join(a.ready_ns for a in answers))
+        before = sum(1 for t in ready if t < first.at_ns) if first else total["established"]
+        return cls(**total, established_before_failure=before, failures=failures, first_failure=first,
                    stop_reason=stop, ramp_s=max(ramps) if ramps else None, setup_s=max(setups) if setups else None,
                    rss_bytes=sum(rss) if rss else None, rss_growth_bytes=sum(growth) if growth else None,
-                   echo_rtt_ns=b"".join(a.echo_rtt_ns for a in answers), shards=sum(a.shards for a in answers))
+                   echo_rtt_ns=b"".join(a.echo_rtt_ns for a in answers), shards=sum(a.shards for a in answers),
+                   ready_ns=ready.tobytes())
 
 
 @wire
@@ -252,7 +275,7 @@ TRAFFIC_COUNTERS = ("ntx", "nrx", "nrx_in_td", "late", "duplicates", "stale", "o
 @dataclass(frozen=True)
 class TrafficResult(Response):
     """One traffic trial's counts.  ``bucket_*``: requests by send time in ``BUCKETS`` equal parts of Td,
-    with how many were answered in time and their summed round trips (latency through the trial)."""
+    with how many were answered in time, their summed round trips and the longest (latency through the trial)."""
     mode: str
     duration_s: float
     response_timeout_s: float
@@ -263,6 +286,7 @@ class TrafficResult(Response):
     bucket_sent: tuple
     bucket_answered: tuple
     bucket_rtt_ns: tuple
+    bucket_max_rtt_ns: tuple = (0,) * 20
     ntx: int = 0
     nrx: int = 0
     nrx_in_td: int = 0
@@ -298,7 +322,8 @@ class TrafficResult(Response):
                    t_start_ns=min(starts), t_end_ns=max(a.t_end_ns for a in answers),
                    latencies_ns=b"".join(a.latencies_ns for a in answers),
                    bucket_sent=add("bucket_sent"), bucket_answered=add("bucket_answered"),
-                   bucket_rtt_ns=add("bucket_rtt_ns"), **sums,
+                   bucket_rtt_ns=add("bucket_rtt_ns"),
+                   bucket_max_rtt_ns=tuple(map(max, zip(*(a.bucket_max_rtt_ns for a in answers)))), **sums,
                    lost_detail="; ".join(a.lost_detail for a in answers if a.lost_detail),
                    shards=len(answers), start_skew_us=(max(starts) - min(starts)) / 1e3,
                    pids=tuple(p for a in answers for p in a.pids))
@@ -384,16 +409,6 @@ class FabricState(Response):
 
 @wire
 @dataclass(frozen=True)
-class Changed(Response):
-    change: Optional[dict]
-
-    @classmethod
-    def merge(cls, answers: list) -> "Changed":
-        return answers[0]
-
-
-@wire
-@dataclass(frozen=True)
 class TraceStarted(Response):
     started_ns: int
 
@@ -431,7 +446,6 @@ class PortAnswer(Response):
     other_rx: int = 0
     announced: int = 0
     rx_flow_first: Optional[dict] = None
-    started_ns: Optional[int] = None
 
 
 # --------------------------------------------------------------------------- events (before an answer)
@@ -581,7 +595,6 @@ class GetFabricState(Command):
 @dataclass(frozen=True)
 class ChangeTopology(Command):
     """link_down / link_up / switch_down: every shard applies it to its own ends."""
-    response: ClassVar[type] = Changed
     kind: str
     dpid: int
     port: Optional[int] = None
@@ -640,10 +653,6 @@ class Close(Command):
 
 
 COMMANDS = tuple(c for c in _WIRE.values() if isinstance(c, type) and issubclass(c, Command))
-
-
-def describe(cmd: Command) -> str:
-    return type(cmd).__name__
 
 
 def _self_check() -> None:

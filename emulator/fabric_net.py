@@ -15,22 +15,26 @@ from twisted.protocols.basic import Int32StringReceiver
 
 from . import testports as tpt
 from . import topology as tp
-from .control import CLOSE_LOCAL, Connected, ConnectFabric, DeployFabric, EmulatorError, PortAnswer, TestPortCommand
+from .control import Connected, ConnectFabric, DeployFabric, EmulatorError, PortAnswer, TestPortCommand
 from .fabric import REMOTE_HEAD, Fabric
-from .ramp import Ramp, RampOwner
+from .ramp import Ramp, RampLedger
 from .topology import Endpoint
 
 
 class _Relay(Int32StringReceiver):
-    """One shard-to-shard connection: each record is :data:`REMOTE_HEAD` + frame."""
+    """One shard-to-shard connection: each record is :data:`REMOTE_HEAD` + frame.  ``on_connected`` (dialled
+    connections): called once the connection is up, to send what waited for it, in order."""
     MAX_LENGTH = 1 << 20
 
-    def __init__(self, fabric: Fabric):
+    def __init__(self, fabric: Fabric, on_connected=None):
         self.fabric = fabric
+        self.on_connected = on_connected
 
     def connectionMade(self):
         if hasattr(self.transport, "setTcpNoDelay"):
             self.transport.setTcpNoDelay(True)
+        if self.on_connected is not None:
+            self.on_connected(self)
 
     def stringReceived(self, record):
         if len(record) >= REMOTE_HEAD.size:
@@ -48,32 +52,13 @@ class _RelayFactory(Factory):
         return p
 
 
-class _Sessions(RampOwner):
-    """What the ramp tells the fabric's network: connect failures, and sessions lost once ready."""
-
-    def __init__(self):
-        self.failures: list = []
-        self.lost: list = []
-
-    def connect_failed(self, index, dpid, kind, detail):
-        self.failures.append((dpid, f"{kind}: {detail}"))
-
-    def session_closed(self, session, kind, detail):
-        if kind == CLOSE_LOCAL:      # the emulator's own doing (a switch taken down, the end of the run)
-            return
-        if session.ready:
-            self.lost.append(f"switch {session.spec.datapath_id}: {kind} ({detail})")
-        else:
-            self.failures.append((session.spec.datapath_id, f"{kind}: {detail}"))
-
-
 class FabricNet:
     def __init__(self, reactor, cmd: DeployFabric, source: str = "127.0.0.1"):
         self.reactor = reactor
         self.topology = tp.from_dict(cmd.topology)
         self.owned = list(cmd.owned)
         self.source = source
-        self.sessions = _Sessions()
+        self.sessions = RampLedger()
         self.ramp: Optional[Ramp] = None
         f = cmd.fabric
         self.fabric = Fabric(self.topology, tuple(cmd.versions), owned=self.owned, remote_send=self._send_remote,
@@ -110,17 +95,15 @@ class FabricNet:
     def _dial(self, addr: tuple) -> None:
         net = self
 
+        def connected(p: _Relay) -> None:
+            waiting = net.out.get(addr)
+            for record in waiting if isinstance(waiting, list) else ():   # what waited goes first, in order
+                p.sendString(record)
+            net.out[addr] = p
+
         class Dial(ClientFactory):
             def buildProtocol(self, a):
-                p = _Relay(net.fabric)
-                waiting = net.out.get(addr)
-                net.out[addr] = p
-
-                def flush():
-                    for record in waiting if isinstance(waiting, list) else ():
-                        p.sendString(record)
-                net.reactor.callLater(0, flush)
-                return p
+                return _Relay(net.fabric, connected)
 
             def clientConnectionFailed(self, connector, reason):
                 lost = net.out.pop(addr, [])
@@ -147,14 +130,13 @@ class FabricNet:
             return Connected(connected=ramp.ready, failures=tuple(self.sessions.failures), retries=ramp.retried)
         return self.ramp.start().addCallback(done)
 
-    def change(self, kind: str, dpid: int, port: Optional[int] = None) -> dict:
+    def change(self, kind: str, dpid: int, port: Optional[int] = None) -> None:
         if kind in ("link_down", "link_up"):
             self.fabric.set_link(Endpoint(dpid, port), up=kind == "link_up")
         elif kind == "switch_down":
             self.fabric.switch_down(dpid)
         else:
-            raise ValueError(f"unknown change {kind!r} (link_down, link_up, switch_down)")
-        return self.fabric.status()["change"]
+            raise EmulatorError(f"unknown change {kind!r} (link_down, link_up, switch_down)")
 
     # ------------------------------------------------------------------ test ports
     def _host_receive(self, host, frame: bytes, t: int) -> None:
@@ -185,7 +167,7 @@ class FabricNet:
             return PortAnswer(tx={st.stream: s.report()})
         if cmd.action == "start":
             port.start()
-            return PortAnswer(started_ns=self.fabric.now_ns())
+            return PortAnswer()
         if cmd.action == "stop":
             port.stop()
             return PortAnswer()

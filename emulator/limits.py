@@ -1,9 +1,34 @@
-"""Process limits and self-measurement: open-file limit, resident memory."""
+"""Process limits and self-measurement: open-file limit, resident memory, dying with the parent."""
 
 from __future__ import annotations
 
 import os
 import resource
+import signal
+import sys
+
+FD_RESERVE = 200        # files an emulator shard keeps for itself besides its sessions
+PR_SET_PDEATHSIG = 1
+_LIBC = None
+
+
+def load_libc():
+    """libc, loaded once, before any fork (a forked child must not load libraries)."""
+    global _LIBC
+    if _LIBC is None and sys.platform.startswith("linux"):
+        import ctypes
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+    return _LIBC
+
+
+def die_with_parent(parent: int | None) -> None:
+    """Ask the kernel for SIGKILL when this process's parent dies (Linux ``PR_SET_PDEATHSIG``, kept across
+    exec); leave at once if ``parent`` (the pid that started it) is gone already.  Safe between fork and exec
+    when :func:`load_libc` ran in the parent."""
+    if _LIBC is not None:
+        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 

@@ -65,6 +65,7 @@ class CapacityRun(RampOwner):
         self.stop_reason: Optional[str] = None
         self._stop_requested = False
         self._echo_rtts = array("q")
+        self._ready_ns = array("q")
         self._final_probe: dict = {}
         self._calls: list = []
         self.t_start = self.t_ramp_end = self.t_last_ready = None
@@ -98,6 +99,7 @@ class CapacityRun(RampOwner):
     def session_ready(self, session: SwitchProtocol) -> None:
         self.tally.ready += 1
         self.t_last_ready = session.t_ready
+        self._ready_ns.append(session.t_ready)
 
     def session_closed(self, session: SwitchProtocol, kind: str, detail: str) -> None:
         if kind == CLOSE_LOCAL or self.phase == "done":
@@ -113,9 +115,10 @@ class CapacityRun(RampOwner):
         t.failed += 1
         t.failures[kind] = t.failures.get(kind, 0) + 1
         if t.first_failure is None:
+            now = self.now_ns()
             t.first_failure = FirstFailure(session=self.cmd.first_dpid + index, kind=kind, detail=detail,
-                                           after_s=(self.now_ns() - self.t_start) / 1e9, phase=self.phase,
-                                           established_before=t.ready)
+                                           after_s=(now - self.t_start) / 1e9, phase=self.phase,
+                                           established_before=t.ready, at_ns=now)
 
     def group_settled(self, ramp) -> bool:
         return not self.tally.failed
@@ -204,7 +207,7 @@ class CapacityRun(RampOwner):
             ramp_s=(self.t_ramp_end - self.t_start) / 1e9 if self.t_ramp_end else None,
             setup_s=(self.t_last_ready - self.t_start) / 1e9 if self.t_last_ready else None,
             rss_bytes=self.rss_peak, rss_growth_bytes=growth if growth and growth > 0 else None,
-            echo_rtt_ns=self._echo_rtts.tobytes())
+            echo_rtt_ns=self._echo_rtts.tobytes(), ready_ns=self._ready_ns.tobytes())
 
     def _progress(self) -> None:
         if self.phase == "done":

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Optional
 
@@ -198,10 +199,14 @@ class EmulatorParams(Family):
             except ValueError as exc:
                 out.append(f"--emulator-hosts: {exc}")
         try:
-            parse_affinity(self.cpu_affinity, 64)
+            parse_affinity(self.cpu_affinity)
         except ValueError as exc:
             out.append(f"--cpu-affinity: {exc}")
         return out
+
+    def placement(self) -> tuple:
+        """(controller CPUs, emulator CPUs); (None, None) when the processes are not pinned."""
+        return parse_affinity(self.cpu_affinity) or (None, None)
 
     def hosts(self) -> list:
         """[(execnet spec, count)] of the shards asked for."""
@@ -396,19 +401,32 @@ def _cpu_list(text: str) -> list:
     return cpus
 
 
-def parse_affinity(text: str, cpus: int) -> Optional[tuple]:
-    """(controller CPUs, emulator CPUs), or None when the processes are not pinned."""
+def available_cpus() -> list:
+    """The CPUs this process may run on (a cpuset may leave out some, and number the rest freely)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
+
+
+def parse_affinity(text: str, cpus: Optional[list] = None) -> Optional[tuple]:
+    """(controller CPUs, emulator CPUs), or None when the processes are not pinned.  ``cpus``: those available
+    (default: this process's); ``auto`` gives the controller the upper half of them, the emulator the lower."""
+    cpus = available_cpus() if cpus is None else list(cpus)
     if text == "off":
         return None
     if text == "auto":
-        if cpus < 2:
+        if len(cpus) < 2:
             return None
-        half = cpus // 2
-        return tuple(range(half, cpus)), tuple(range(half))
+        half = len(cpus) // 2
+        return tuple(cpus[half:]), tuple(cpus[:half])
     ctrl, slash, emu = text.partition("/")
     if not slash:
         raise ValueError(f"expected auto, off or CTRL/EMU CPU lists (got {text!r})")
     a, b = _cpu_list(ctrl), _cpu_list(emu)
     if set(a) & set(b):
         raise ValueError(f"the controller's and the emulator's CPUs must be disjoint (got {text!r})")
+    missing = sorted(set(a + b) - set(cpus))
+    if missing:
+        raise ValueError(f"CPU(s) {missing} are not available here (available: {cpus})")
     return tuple(a), tuple(b)

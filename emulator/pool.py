@@ -15,6 +15,7 @@ it (a trial's start) are translated, instants it reports are its own.
 
 from __future__ import annotations
 
+import os
 import queue
 import sys
 import time
@@ -22,13 +23,15 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 from . import control as c
+from .limits import FD_RESERVE
+from .ramp import is_loopback
 from .shard import boot_id
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-FD_RESERVE = 200            # files a shard keeps for itself besides its sessions
 _END = ("__end__",)
 
-_POPEN_BOOT = "import sys; sys.path.insert(0, %r)\nfrom emulator.shard import serve\nserve(channel)"
+_BOOT = ("import sys; sys.path.insert(0, {root!r})\n"
+         "from emulator.shard import serve\nserve(channel, {parent!r}, {log!r})")
 
 
 def split_switches(n_switches: int, n_shards: int, first_dpid: int = 1) -> list:
@@ -79,12 +82,13 @@ class ShardPool:
     """Shards over execnet gateways.  ``hosts``: [(spec, count)], e.g. [("popen", 2), ("ssh=u@h", 4)]."""
 
     def __init__(self, hosts: Iterable = (("popen", 1),), python: str = sys.executable, grow: bool = True,
-                 start_timeout: float = 60.0):
+                 start_timeout: float = 60.0, log_dir: Optional[Path] = None):
         import execnet
 
         self._execnet = execnet
         self.python = python
         self.grow = grow                    # may add popen shards when a benchmark needs more
+        self.log_dir = Path(log_dir) if log_dir is not None else None   # shard{i}.log there (popen shards)
         self.start_timeout = start_timeout
         self.group = execnet.Group()
         self.shards: list = []
@@ -118,10 +122,14 @@ class ShardPool:
         try:
             gw = self.group.makegateway(self._gateway_spec(spec, index))
             if is_popen(spec):
-                root = str(PROJECT_ROOT)
+                root, parent = str(PROJECT_ROOT), os.getpid()
+                log = None
+                if self.log_dir is not None:
+                    self.log_dir.mkdir(parents=True, exist_ok=True)
+                    log = str(self.log_dir / f"shard{index}.log")
             else:
-                root = self._copy_code(gw, spec)
-            channel = gw.remote_exec(_POPEN_BOOT % root)
+                root, parent, log = self._copy_code(gw, spec), None, None
+            channel = gw.remote_exec(_BOOT.format(root=root, parent=parent, log=log))
         except Exception as exc:
             raise c.EmulatorError(f"cannot start emulator shard {index} ({spec}): {type(exc).__name__}: {exc}") \
                 from None
@@ -132,7 +140,15 @@ class ShardPool:
         else:
             self.shards.append(handle)
         t0 = time.monotonic_ns()
-        info = self._request({index: c.Hello()}, self.start_timeout)[0]
+        try:
+            info = self._request({index: c.Hello()}, self.start_timeout)[0]
+        except c.EmulatorError:
+            handle.alive = False            # started again by the next ensure(), not used half-made
+            try:
+                gw.exit()
+            except Exception:   # already gone
+                pass
+            raise
         t1 = time.monotonic_ns()
         handle.info = info
         handle.offset_ns = 0 if handle.local else info.monotonic_ns - (t0 + t1) // 2
@@ -157,9 +173,10 @@ class ShardPool:
             self._remote_dirs[key] = root
         return self._remote_dirs[key]
 
-    def ensure(self, n: int) -> list:
+    def ensure(self, n: int, address: Optional[tuple] = None) -> list:
         """At least ``n`` shards (adding popen ones when this pool may grow), every one of them alive (a shard
-        that died is started again in its place); the first ``n`` handles."""
+        that died is started again in its place); the first ``n`` handles.  With the controller's ``address``:
+        a loopback address is only reachable from shards on this host, which is checked."""
         for shard in self.shards[:n]:
             if not shard.alive:
                 try:
@@ -169,7 +186,13 @@ class ShardPool:
                 self._open(shard.spec, shard.index)
         while len(self.shards) < n and self.grow:
             self._open("popen")
-        return self.shards[:n]
+        handles = self.shards[:n]
+        if address is not None and is_loopback(address[0]):
+            remote = [h for h in handles if not h.local]
+            if remote:
+                raise c.EmulatorError(f"{remote[0].describe()} is on another host: it cannot reach a controller at "
+                                      f"{address[0]}:{address[1]} (loopback); give the controller's routable address")
+        return handles
 
     def pin(self, cpus: tuple) -> None:
         """Run every local shard, and every shard started later, on ``cpus``."""
@@ -237,6 +260,7 @@ class ShardPool:
             pending[call_id] = (i, cmd)
             order.append(call_id)
         answers: dict = {}
+        cleanup = all(isinstance(cmd, (c.Disconnect, c.Close, c.StopRamp)) for cmd in cmds.values())
         deadline = time.monotonic() + timeout
         while pending:
             remaining = deadline - time.monotonic()
@@ -244,6 +268,8 @@ class ShardPool:
                 i, cmd = next(iter(pending.values()))
                 raise c.EmulatorError(f"{self.shards[i].describe()} did not answer {type(cmd).__name__} within "
                                       f"{timeout:g} s")
+            if not cleanup:
+                c.StopRequest.check()
             try:
                 handle, msg = self._queue.get(timeout=min(remaining, 1.0))
             except queue.Empty:
@@ -256,7 +282,8 @@ class ShardPool:
                 mine = [cmd for j, cmd in pending.values() if j == i]
                 if mine:
                     raise c.EmulatorError(f"{self.shards[i].describe()} ended while running "
-                                          f"{type(mine[0]).__name__} (its process died; see the shard's stderr)")
+                                          f"{type(mine[0]).__name__} (its process died; see its log, "
+                                          f"logs/shard{i}.log in the report folder)")
                 continue
             kind, call_id, payload = msg
             if call_id not in pending:

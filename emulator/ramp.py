@@ -8,9 +8,9 @@ The policy is in attributes, as in Twisted's ``ReconnectingClientFactory``:
   ramp at the first failure; otherwise groups open on the clock alone;
 * ``retries`` / ``retry_delay``: a failed TCP connect is tried again, as a real switch keeps
   reconnecting to its controller (never for the emulator's own resource limits);
-* ``connect_timeout``; ``source_base`` / ``per_source``: sessions take loopback source addresses
-  ``per_source`` at a time (one address has one ephemeral port range toward the controller);
-  ``None`` lets the kernel choose (a shard on another host).
+* ``connect_timeout``; ``source_base`` / ``per_source``: toward a controller on loopback, sessions take
+  loopback source addresses ``per_source`` at a time (one address has one ephemeral port range toward the
+  controller); toward any other address, or with ``None``, the kernel chooses.
 
 The ramp sits between the switch sessions and their owner: it is (or is told by) the sessions'
 :class:`~emulator.protocol.SessionListener`, counts each session settled once, and passes every
@@ -27,11 +27,20 @@ from twisted.internet import error as terror
 from twisted.internet.defer import Deferred
 from twisted.internet.protocol import ClientFactory
 
-from .control import FAIL_CONNECT_TIMEOUT, FAIL_LOCAL, FAIL_REFUSED
+from .control import CLOSE_LOCAL, FAIL_CONNECT_TIMEOUT, FAIL_LOCAL, FAIL_REFUSED
 from .params import RampParams
 from .protocol import SessionListener
 
 LOCAL_ERRNOS = {errno.EADDRNOTAVAIL, errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.EADDRINUSE}
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def source_address(base: str, index: int, per_source: int) -> str:
@@ -64,6 +73,26 @@ class RampOwner(SessionListener):
     def group_settled(self, ramp: "Ramp") -> bool:
         """Every session of the current group is ready or failed: go on with the next group?"""
         return True
+
+
+class RampLedger(RampOwner):
+    """An owner that keeps the ramp's failures: sessions that never became ready ((datapath id or key, why)),
+    and sessions lost once ready (what happened), the emulator's own closes left out."""
+
+    def __init__(self):
+        self.failures: list = []
+        self.lost: list = []
+
+    def connect_failed(self, index: int, key, kind: str, detail: str) -> None:
+        self.failures.append((key, f"{kind}: {detail}"))
+
+    def session_closed(self, session, kind: str, detail: str) -> None:
+        if kind == CLOSE_LOCAL:      # the emulator's own doing (a switch taken down, the end of the run)
+            return
+        if session.ready:
+            self.lost.append(f"switch {session.spec.datapath_id}: {kind} ({detail})")
+        else:
+            self.failures.append((session.spec.datapath_id, f"{kind}: {detail}"))
 
 
 class _Factory(ClientFactory):
@@ -102,6 +131,8 @@ class Ramp(SessionListener):
             raise ValueError(f"a ramp group must hold at least one session (got {self.group})")
         self.reactor = reactor
         self.host, self.port = address
+        if not is_loopback(self.host):
+            self.source_base = None      # a loopback source cannot reach another host: the kernel chooses
         self.keys = list(keys)
         self.build = build
         self.owner = owner or RampOwner()

@@ -16,7 +16,6 @@ A shard dies with its harness: it asks the kernel for SIGKILL when its parent go
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import os
 import platform
@@ -25,14 +24,13 @@ import signal
 import sys
 import threading
 import time
-from typing import Callable
+from typing import Callable, Optional
 
 from . import __version__
 from . import control as c
-from .limits import FdLimitError, raise_nofile
+from .limits import FD_RESERVE, FdLimitError, die_with_parent, load_libc, raise_nofile
 
 RESPONDERS: dict = {}
-FD_RESERVE = 64
 
 
 def responder(cmd_class):
@@ -75,10 +73,11 @@ class Shard:
 
         d: Deferred = maybeDeferred(getattr(self, name), cmd, emit)
         if type(cmd).answered:
-            d.addCallbacks(lambda r: self.send(("answer", call_id, c.to_wire(r))),
-                           lambda f: self._error(call_id, _describe(f.value)))
+            # An answer that cannot be sent is an error the caller hears of, not a silent timeout.
+            d.addCallback(lambda r: self.send(("answer", call_id, c.to_wire(r))))
+            d.addErrback(lambda f: self._error(call_id, _describe(f.value)))
         else:
-            d.addErrback(lambda f: None)
+            d.addErrback(lambda f: sys.stderr.write(f"{type(cmd).__name__}: {_describe(f.value)}\n"))
 
     def _error(self, call_id: int, message: str) -> None:
         self.send(("error", call_id, message))
@@ -99,8 +98,13 @@ class Shard:
 
     @responder(c.Pin)
     def pin(self, cmd: c.Pin, emit) -> c.Done:
+        """Every thread of this process (the reactor's and execnet's) on ``cpus``."""
         if cmd.cpus and hasattr(os, "sched_setaffinity"):
-            os.sched_setaffinity(0, set(cmd.cpus))
+            try:
+                for tid in os.listdir("/proc/self/task"):
+                    os.sched_setaffinity(int(tid), set(cmd.cpus))
+            except OSError as exc:
+                raise c.EmulatorError(f"cannot run this shard on CPUs {list(cmd.cpus)}: {exc}") from None
         return c.Done()
 
     @responder(c.Disconnect)
@@ -256,8 +260,9 @@ class Shard:
                              pids=(os.getpid(),))
 
     @responder(c.ChangeTopology)
-    def change(self, cmd: c.ChangeTopology, emit) -> c.Changed:
-        return c.Changed(self._fabric().change(cmd.kind, cmd.dpid, cmd.port))
+    def change(self, cmd: c.ChangeTopology, emit) -> c.Done:
+        self._fabric().change(cmd.kind, cmd.dpid, cmd.port)
+        return c.Done()
 
     @responder(c.StartTrace)
     def start_trace(self, cmd, emit) -> c.TraceStarted:
@@ -284,26 +289,29 @@ def _describe(exc: BaseException) -> str:
 
 # --------------------------------------------------------------------------- the process
 
-PR_SET_PDEATHSIG = 1
-
-
-def die_with_parent() -> None:
-    """Ask the kernel to SIGKILL this process when its parent dies (Linux); then check it has not already."""
-    parent = os.getppid()
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent or parent == 1:
-        os._exit(3)
-
-
-def serve(channel) -> None:  # pragma: no cover - runs in the shard process (integration-tested)
-    """The shard's main loop: answer commands until ``Close`` or until the channel closes."""
+def serve(channel, parent: Optional[int] = None, log: Optional[str] = None) -> None:  # pragma: no cover
+    """The shard's main loop (integration-tested): answer commands until ``Close`` or until the channel closes.
+    ``parent``: the harness's pid when it started this process itself (popen); ``log``: where this shard's
+    stderr and Twisted's own log go."""
     from twisted.internet import reactor
 
-    die_with_parent()
+    load_libc()
+    die_with_parent(parent)
+    if log:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 2)
+        os.close(fd)
+        sys.stderr = os.fdopen(2, "w", buffering=1)
+    from twisted.logger import (
+        FilteringLogObserver,
+        LogLevel,
+        LogLevelFilterPredicate,
+        globalLogBeginner,
+        textFileLogObserver,
+    )
+    warnings_up = LogLevelFilterPredicate(defaultLogLevel=LogLevel.warn)   # errors, not every factory started
+    globalLogBeginner.beginLoggingTo([FilteringLogObserver(textFileLogObserver(sys.stderr), [warnings_up])],
+                                     redirectStandardIO=False)
     try:   # Ctrl-C in a terminal reaches the whole process group: the harness decides, not the shard
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except ValueError:   # not the main thread
@@ -315,6 +323,10 @@ def serve(channel) -> None:  # pragma: no cover - runs in the shard process (int
             channel.send(message)
         except (OSError, EOFError, ValueError):   # the harness is gone: nothing to tell
             pass
+        except Exception as exc:                   # a value execnet cannot carry: say so instead
+            if message[0] == "error":
+                raise
+            channel.send(("error", message[1], f"the answer cannot cross the channel: {_describe(exc)}"))
 
     shard = Shard(reactor, send)
 

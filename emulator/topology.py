@@ -71,6 +71,16 @@ class Topology:
         """The switch's port numbers, ascending (links and hosts)."""
         return self._ports.get(dpid, [])
 
+    def openflow10_problem(self) -> Optional[str]:
+        """Why OpenFlow 1.0 cannot describe this topology (a switch with more ports than its FEATURES_REPLY
+        holds), or None."""
+        from emulator.codec import MAX_PORTS_10
+        widest = max(self.switches, key=lambda s: len(self.ports(s)))
+        if len(self.ports(widest)) > MAX_PORTS_10:
+            return (f"{self.kind}: switch {widest} has {len(self.ports(widest))} ports; OpenFlow 1.0 describes at "
+                    f"most {MAX_PORTS_10} (use --openflow 1.3)")
+        return None
+
     def port_specs(self, dpid: int) -> tuple:
         """The switch's ports as FEATURES_REPLY / PORT_DESC describe them."""
         return tuple(port_spec(dpid, p) for p in self.ports(dpid))

@@ -41,11 +41,10 @@ from zope.interface import implementer
 
 from . import codec, frames
 from .control import CLOSE_PROTOCOL, Announced, AnnounceDestinations, Connected, ConnectSwitches, TrafficResult
-from .params import RESPONSE_TYPES, TRAFFIC_MODES, TrafficParams  # noqa: F401  (TrafficParams: re-exported)
+from .params import TrafficParams  # noqa: F401  (re-exported: a trial's parameters)
 from .protocol import SwitchProtocol, SwitchSpec
-from .ramp import Ramp, RampOwner
+from .ramp import Ramp, RampLedger
 
-MODES = TRAFFIC_MODES
 KIND_PACKET_OUT, KIND_FLOW_MOD = 0, 1
 _U32 = struct.Struct("!I")
 _TAG = frames.TAG
@@ -96,6 +95,7 @@ class TrafficSwitch(SwitchProtocol):
         self.bucket_sent = [0] * BUCKETS
         self.bucket_answered = [0] * BUCKETS
         self.bucket_rtt = [0] * BUCKETS
+        self.bucket_max_rtt = [0] * BUCKETS
 
     def connectionMade(self):
         super().connectionMade()
@@ -124,9 +124,7 @@ class TrafficSwitch(SwitchProtocol):
         data = self.block.take(seq, count)
         t = self.now_ns()
         self.transport.write(data)
-        tr = self.traffic
-        b = (t - tr.t_start) * BUCKETS // tr.duration_ns
-        self.bucket_sent[b if 0 <= b < BUCKETS else (0 if b < 0 else BUCKETS - 1)] += count
+        self.bucket_sent[self.traffic.bucket(t)] += count
         if self.flush:
             # Closed loop: hand the request to the kernel now rather than on the reactor's next
             # turn (doWrite is the transport's IWriteDescriptor entry point).
@@ -285,10 +283,11 @@ class TrafficSwitch(SwitchProtocol):
             self.nrx += 1
             self.rtt_sum += rtt
             tr.latencies.append(rtt)
-            b = (self.t_sent[i] - tr.t_start) * BUCKETS // tr.duration_ns
-            b = b if 0 <= b < BUCKETS else (0 if b < 0 else BUCKETS - 1)
+            b = tr.bucket(self.t_sent[i])
             self.bucket_answered[b] += 1
             self.bucket_rtt[b] += rtt
+            if rtt > self.bucket_max_rtt[b]:
+                self.bucket_max_rtt[b] = rtt
         if tr.closed_loop:
             tr.answered(self)
 
@@ -329,6 +328,11 @@ class Traffic:
             sw.block.set_nonce(self.nonce)
             sw.reset_counts(seq_base)
             sw.traffic = self
+
+    def bucket(self, t_sent: int) -> int:
+        """Which twentieth of Td a request sent at ``t_sent`` belongs to (the first or last when outside)."""
+        b = (t_sent - self.t_start) * BUCKETS // self.duration_ns
+        return 0 if b < 0 else BUCKETS - 1 if b >= BUCKETS else b
 
     # ------------------------------------------------------------------ start / stop
     def start_at(self, t_start_ns: int) -> Deferred:
@@ -489,6 +493,7 @@ class Traffic:
             offered_rate_target=self.p.rate, t_start_ns=self.t_start, t_end_ns=self.t_end,
             latencies_ns=self.latencies.tobytes(), bucket_sent=buckets("bucket_sent"),
             bucket_answered=buckets("bucket_answered"), bucket_rtt_ns=buckets("bucket_rtt"),
+            bucket_max_rtt_ns=tuple(map(max, zip(*(sw.bucket_max_rtt for sw in sws)))),
             ntx=total("ntx"), nrx=total("nrx"), nrx_in_td=total("nrx_in_td"), late=total("late"),
             duplicates=total("duplicates"), stale=total("stale"), overrun=total("overrun"),
             not_counted=total("not_counted"), unmatched=self.unmatched,
@@ -500,7 +505,7 @@ class Traffic:
 
 # --------------------------------------------------------------------------- a shard's switches
 
-class SwitchSet(RampOwner):
+class SwitchSet(RampLedger):
     """One shard's traffic switches, connected through the ramp and kept for several trials."""
 
     def __init__(self, reactor, cmd: ConnectSwitches, now_ns: Callable[[], int] = time.monotonic_ns,
@@ -510,7 +515,7 @@ class SwitchSet(RampOwner):
         self.p = cmd.params
         self.now_ns = now_ns
         self.switches: list = []
-        self.failures: list = []
+        super().__init__()
         self.template = frames.build_template(self.p.frame_kind, self.p.frame_size)
         self._ring = ring_size(len(cmd.datapath_ids))
         self.ramp = Ramp.from_params(cmd.ramp, reactor, tuple(cmd.address), cmd.datapath_ids, self._build, self,
@@ -530,13 +535,6 @@ class SwitchSet(RampOwner):
     def session_ready(self, session: TrafficSwitch) -> None:
         self.switches.append(session)
 
-    def connect_failed(self, index: int, dpid, kind: str, detail: str) -> None:
-        self.failures.append((dpid, f"{kind}: {detail}"))
-
-    def session_closed(self, session, kind: str, detail: str) -> None:
-        if not session.ready:
-            self.failures.append((session.spec.datapath_id, f"{kind}: {detail}"))
-
     def live(self) -> list:
         return [sw for sw in self.switches if not sw.closed]
 
@@ -554,6 +552,7 @@ class SwitchSet(RampOwner):
         done: Deferred = Deferred()
         began = self.now_ns()
         pending = {sw: None for sw in self.live()}
+        announced = len(pending)
         sent = [0]
 
         def send(sw):
@@ -576,7 +575,7 @@ class SwitchSet(RampOwner):
             if not left or now - began >= cmd.timeout * 1e9:
                 unconfirmed = tuple(sorted(sw.spec.datapath_id for sw in pending))
                 lost = [sw for sw in pending if sw.closed]
-                done.callback(Announced(sent=sent[0], confirmed=len(self.switches) - len(unconfirmed),
+                done.callback(Announced(sent=sent[0], confirmed=announced - len(unconfirmed),
                                         unconfirmed=unconfirmed, waited_s=(now - began) / 1e9,
                                         lost_detail="; ".join(f"switch {sw.spec.datapath_id}: {sw.close_kind} "
                                                               f"({sw.close_detail})" for sw in lost[:3])))

@@ -173,7 +173,7 @@ def flat(n_per_bucket, rtt_ns, last_rtt_ns=None):
     ``last_rtt_ns``)."""
     rtts = [rtt_ns] * 15 + [last_rtt_ns or rtt_ns] * 5
     return dict(bucket_sent=(n_per_bucket,) * 20, bucket_answered=(n_per_bucket,) * 20,
-                bucket_rtt_ns=tuple(n_per_bucket * r for r in rtts))
+                bucket_rtt_ns=tuple(n_per_bucket * r for r in rtts), bucket_max_rtt_ns=tuple(rtts))
 
 
 def test_a_steady_trial_that_answers_everything_is_loss_free():
@@ -285,3 +285,9 @@ def test_null_controller_as_a_sink_reads_but_does_not_answer():
     transport.clear()
     proto.dataReceived(frames.PacketInBlock(OFP13, 1, frames.build_template(), 2, nonce=1).take(0, 4))
     assert proto.packet_ins == 4 and transport.value() == b""
+
+
+def test_an_exhausted_budget_reports_the_loss_free_level_unconfirmed():
+    s = rate_search(model(1000.0, noise=[1.0, 0.97] * 30), step=0.1, tolerance=0.01, max_confirm=5, max_trials=6)
+    assert len(s["rows"]) <= 7 and s["loss_free"] is not None and not s["loss_free_confirmed"]
+    assert s["maximum"].apr >= s["loss_free"].apr and "budget of 6 trials ran out" in (s["budget_note"] or "")

@@ -44,13 +44,20 @@ def test_capacity_results_merge_sums_the_earliest_failure_and_raw_samples():
                     setup_s=1.0, rss_bytes=100, rss_growth_bytes=50, echo_rtt_ns=array("q", [1, 2]).tobytes())
         return c.SessionsResult(**{**base, **kw})
 
-    late = c.FirstFailure(session=40, kind="reset", detail="x", after_s=2.0, phase="ramp", established_before=9)
-    early = c.FirstFailure(session=7, kind="refused", detail="y", after_s=1.0, phase="ramp", established_before=6)
-    m = c.SessionsResult.merge([result(first_failure=late, stop_reason=c.STOP_DROPPING, failures={"reset": 1}),
+    late = c.FirstFailure(session=40, kind="reset", detail="x", after_s=0.5, phase="ramp", established_before=9,
+                          at_ns=2000)
+    early = c.FirstFailure(session=7, kind="refused", detail="y", after_s=1.0, phase="ramp", established_before=6,
+                           at_ns=1000)
+    m = c.SessionsResult.merge([result(first_failure=late, stop_reason=c.STOP_DROPPING, failures={"reset": 1},
+                                       ready_ns=array("q", [100, 900, 1500]).tobytes()),
                                 result(first_failure=early, stop_reason=c.STOP_REQUESTED, failures={"reset": 2},
-                                       setup_s=2.0, echo_rtt_ns=array("q", [3]).tobytes())])
+                                       setup_s=2.0, echo_rtt_ns=array("q", [3]).tobytes(),
+                                       ready_ns=array("q", [500, 1200]).tobytes())])
     assert (m.kept, m.established, m.shards) == (20, 20, 2) and m.failures == {"reset": 3}
-    assert m.first_failure == early and m.stop_reason == c.STOP_DROPPING and not m.capped
+    # the earliest failure by its instant (not by each shard's own start), and every shard's sessions ready
+    # before it: the A.5.1 count over the whole ramp
+    assert m.first_failure == early and m.established_before_failure == 3
+    assert m.stop_reason == c.STOP_DROPPING and not m.capped
     assert list(c.samples(m.echo_rtt_ns)) == [1, 2, 3] and m.setup_rate_per_s == 10.0
     assert c.SessionsResult.merge([result(), result(stop_reason=c.STOP_LOCAL)]).emulator_bound
 
@@ -119,10 +126,13 @@ def test_emulator_hosts_and_cpu_placement_are_parsed():
     assert pm.parse_hosts("ssh_config=/x/c//ssh=me@h") == [("ssh_config=/x/c//ssh=me@h", 1)]
     with pytest.raises(ValueError, match="popen or ssh=USER@HOST"):
         pm.parse_hosts("telnet=h*2")
-    assert pm.parse_affinity("auto", 2) == ((1,), (0,)) and pm.parse_affinity("auto", 1) is None
-    assert pm.parse_affinity("2-3/0,1", 4) == ((2, 3), (0, 1)) and pm.parse_affinity("off", 8) is None
+    assert pm.parse_affinity("auto", [0, 1]) == ((1,), (0,)) and pm.parse_affinity("auto", [0]) is None
+    assert pm.parse_affinity("auto", [4, 6, 9]) == ((6, 9), (4,))          # a cpuset numbers its CPUs freely
+    assert pm.parse_affinity("2-3/0,1", [0, 1, 2, 3]) == ((2, 3), (0, 1)) and pm.parse_affinity("off", [0]) is None
     with pytest.raises(ValueError, match="disjoint"):
-        pm.parse_affinity("0-1/1", 2)
+        pm.parse_affinity("0-1/1", [0, 1])
+    with pytest.raises(ValueError, match=r"CPU\(s\) \[5\] are not available"):
+        pm.parse_affinity("5/0", [0, 1])
     assert pm.EmulatorParams(emulator_shards=3).hosts() == [("popen", 3)]
     assert pm.EmulatorParams(cpu_affinity="x").problems()
 

@@ -214,7 +214,7 @@ def test_the_ramp_options_reach_the_asynchronous_benchmarks():
     class Pool:
         sent = []
 
-        def ensure(self, n):
+        def ensure(self, n, address=None):
             return [Handle(i) for i in range(n)]
 
         def call_each(self, cmds, timeout, on_event=None):
@@ -227,3 +227,23 @@ def test_the_ramp_options_reach_the_asynchronous_benchmarks():
     ramps = [cmd.ramp for cmd in Pool.sent]
     assert [r.ramp_group for r in ramps] == [3, 3]            # the group split between the two shards
     assert all(r.handshake_timeout == 2.5 and r.connect_timeout == 1.5 for r in ramps)
+
+
+def test_a_stop_whose_signal_exception_was_swallowed_still_stops_the_run(tmp_path):
+    # A handler's KeyboardInterrupt that lands in a finaliser is swallowed ("Exception ignored in ..."): a CI run
+    # went on to its 50th trial after SIGHUP.  The loop looks at the recorded stop after every trial.
+    from emulator.control import StopRequest
+
+    def trial(i):
+        if i == 2:
+            StopRequest.reason = "stopped by SIGHUP (the run was terminated)"   # as the handler records it
+        return TrialOutcome(1.0)
+
+    run = make_run(tmp_path, repetitions=5)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run.trials(trial)
+    finally:
+        StopRequest.reason = None
+    assert len(run.result["trials"]) == 2 and run.result["outcome"]["status"] == "interrupted"
+    assert "SIGHUP" in run.result["outcome"]["reason"]

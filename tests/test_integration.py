@@ -169,7 +169,7 @@ def test_fd_limit_too_low_is_said_with_the_numbers():
     assert run.returncode == 3
     event = json.loads(run.stdout.splitlines()[-1])
     assert event["event"] == "error"
-    assert "need 5064 open files but RLIMIT_NOFILE is 256 (hard 256)" in event["message"]
+    assert "need 5200 open files but RLIMIT_NOFILE is 256 (hard 256)" in event["message"]
 
 
 def test_the_capacity_command_line_is_the_shards_responder(started, tmp_path):
