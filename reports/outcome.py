@@ -99,6 +99,9 @@ def run_status(data: dict) -> str:
 
 
 def run_line(data: dict) -> str:
-    """One line for the whole run, e.g. ``run FAILED: 3 passed, 1 failed, 0 error, 1 skipped``."""
+    """One line for the whole run, counting benchmarks (the rate test reports two), e.g.
+    ``run FAILED, 5 benchmarks: 3 passed, 1 failed, 0 error, 1 skipped``."""
     n = counts(data)
-    return f"run {run_status(data).upper()}: " + ", ".join(f"{n[s]} {s}" for s in STATUSES)
+    total = sum(n[s] for s in STATUSES)
+    return (f"run {run_status(data).upper()}, {total} benchmark{'' if total == 1 else 's'}: "
+            + ", ".join(f"{n[s]} {s}" for s in STATUSES))

@@ -96,7 +96,7 @@ def render_markdown(data: dict) -> str:
 
 
 def _run_outcome(data: dict) -> str:
-    line = run_line(data)  # "run FAILED: 3 passed, ..."
+    line = run_line(data)  # "run FAILED, 5 benchmarks: 3 passed, ..."
     return line[len("run "):]
 
 

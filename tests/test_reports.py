@@ -114,10 +114,10 @@ def test_python_m_reports_rerenders_without_rerunning(tmp_path, capsys):
     assert reports_main(["summary", str(store.path)]) == 1  # verdict FAIL: the run did not pass
     out = capsys.readouterr().out
     assert "mean 100 sessions, variance 3.11111, n = 10, 1 failed" in out
-    assert out.splitlines()[-1] == "run FAILED: 0 passed, 1 failed, 0 error, 0 skipped"
+    assert out.splitlines()[-1] == "run FAILED, 1 benchmark: 0 passed, 1 failed, 0 error, 0 skipped"
     passing = sample_results(tmp_path / "ok", verdict=False, max_failed_trials=1)
     assert reports_main(["summary", str(passing.path)]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "run PASSED: 1 passed, 0 failed, 0 error, 0 skipped"
+    assert capsys.readouterr().out.splitlines()[-1] == "run PASSED, 1 benchmark: 1 passed, 0 failed, 0 error, 0 skipped"
     bad = tmp_path / "bad.json"
     bad.write_text("{")
     assert reports_main(["render", str(bad)]) == 2
@@ -276,7 +276,7 @@ def test_report_states_the_rule_once_and_each_outcome(tmp_path):
     data = load_results(sample_results(tmp_path).path)
     data["benchmarks"].append(entry("skipped", (), reason="controller app does not answer PACKET_IN"))
     text = render_markdown(data)
-    assert text.count(RULE) == 1 and "**Outcome.** FAILED: 0 passed, 1 failed, 0 error, 1 skipped" in text
+    assert text.count(RULE) == 1 and "**Outcome.** FAILED, 2 benchmarks: 0 passed, 1 failed, 0 error, 1 skipped" in text
     sections = text.split("\n## ")
     capacity = next(s for s in sections if s.startswith("Control Sessions Capacity"))
     assert capacity.splitlines()[2] == "Outcome: FAILED — verdict FAIL (one-sample-t)"
