@@ -30,6 +30,18 @@ def die_with_parent(parent: int | None) -> None:
     if parent is not None and os.getppid() != parent:
         os._exit(1)
 
+
+def signal_when_parent_dies(sig: int) -> bool:
+    """Ask the kernel to send ``sig`` to this process when its parent exits (``PR_SET_PDEATHSIG``); True if
+    asked.  A parent that is gone already (this process adopted) gets the signal sent at once."""
+    libc = load_libc()
+    if libc is None or libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
+        return False
+    if os.getppid() == 1:
+        os.kill(os.getpid(), sig)
+    return True
+
+
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 

@@ -332,6 +332,40 @@ def test_a_killed_run_leaves_no_process(tmp_path):
     assert data["benchmarks"][0]["trials"] and data["benchmarks"][0]["outcome"]["status"] == "running"
 
 
+# A parent like tox: it starts the run with TOX_ENV_NAME set, reads its output, and on SIGTERM simply exits.
+TOX_LIKE = ("import os, subprocess, sys, time\n"
+            "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,\n"
+            "                     env=dict(os.environ, TOX_ENV_NAME='bench'))\n"
+            "print(p.pid, flush=True)\n"
+            "time.sleep(600)\n")
+
+
+def test_a_run_under_tox_stops_when_tox_is_terminated(tmp_path):
+    # tox does not pass SIGTERM on to its commands: `tox -e bench` sent SIGTERM went away and left pytest running
+    # with nobody reading its output, until a progress line failed on the broken pipe and the run died "running".
+    out = tmp_path / "report"
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "suites", "-k", "control_session_capacity",
+           *NULL_RUN, "--repetitions", "50", "--report-dir", str(out)]
+    tox = subprocess.Popen([sys.executable, "-c", TOX_LIKE, *cmd], cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
+                           text=True, preexec_fn=default_sigint)
+    try:
+        run = int(tox.stdout.readline())
+        wait_for_trials(out / "results.json", 2)
+        children = descendants(run)
+        tox.terminate()
+        tox.wait(timeout=10)
+        assert not wait_gone([run], timeout=60), "the run went on after its tox ended"
+    finally:
+        if tox.poll() is None:
+            tox.kill()
+    bench = load_results(out / "results.json")["benchmarks"][0]
+    assert bench["outcome"]["status"] == "interrupted" and "parent process" in bench["outcome"]["reason"]
+    assert len(bench["trials"]) >= 2 and all(t["ok"] for t in bench["trials"])
+    assert "<error" in (out / "junit.xml").read_text() and "parent process" in (out / "report.md").read_text()
+    check_results_files(out)
+    assert children and not wait_gone(children), "processes left behind"
+
+
 def test_suite_end_to_end_with_profile_then_baseline(tmp_path):
     profile = tmp_path / "p.yaml"
     profile.write_text("control_session_capacity: {min: 10}\n")
