@@ -22,7 +22,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import ClassVar, Optional
 
-from .params import AsyncParams, CapacityParams, FabricParams, RampParams, TrafficParams
+from .params import AsyncParams, CapacityParams, FabricParams, RampParams, ScreenParams, TrafficParams
 
 # --------------------------------------------------------------------------- shared vocabulary
 
@@ -81,7 +81,7 @@ def wire(cls):
     return cls
 
 
-for _cls in (AsyncParams, CapacityParams, FabricParams, RampParams, TrafficParams):
+for _cls in (AsyncParams, CapacityParams, FabricParams, RampParams, ScreenParams, TrafficParams):
     wire(_cls)
 
 
@@ -448,6 +448,34 @@ class PortAnswer(Response):
     rx_flow_first: Optional[dict] = None
 
 
+@wire
+@dataclass(frozen=True)
+class ScreenObservation(Response):
+    """What the emulator saw around one malformed kind (:mod:`emulator.screen`); times in ms after it was sent.
+    ``error``: the kind could not be sent (the sentinel or the probe never got a session) and nothing else holds."""
+    kind: str
+    error: str = ""
+    replies: list = field(default_factory=list)     # [[ms, name, xid, error type, error code]] on the probe
+    acted: list = field(default_factory=list)       # [[ms, name, how]]: answers naming the kind's buffer or MAC
+    answers: int = 0                                # PACKET_OUT and FLOW_MOD on the probe after the send
+    probe_closed: str = ""                          # how the probe (or its twin, D04) ended in the window
+    probe_closed_ms: Optional[float] = None
+    features_requested: bool = False
+    baseline_ms: list = field(default_factory=list) # sentinel round trips before the send
+    during_ms: list = field(default_factory=list)   # and after it
+    sentinel_sent: int = 0
+    sentinel_answered: int = 0
+    sentinel_max_wait_ms: float = 0.0               # the longest a sentinel probe waited (unanswered: until the end)
+    sentinel_closed: str = ""
+    fresh_handshake_ms: Optional[float] = None
+    fresh_error: str = ""
+    sent_bytes: int = 0
+
+    @classmethod
+    def merge(cls, answers: list) -> "ScreenObservation":
+        return answers[0]
+
+
 # --------------------------------------------------------------------------- events (before an answer)
 
 
@@ -644,6 +672,19 @@ class StreamSpec:
     size: int = 128
     src_net: int = 101
     dst_net: int = 102
+
+
+@wire
+@dataclass(frozen=True)
+class ScreenKind(Command):
+    """The robustness screen: send malformed kind ``kind`` on a probe session while a sentinel session and a
+    fresh handshake measure the controller's liveness (datapath ids from ``first_dpid``)."""
+    response: ClassVar[type] = ScreenObservation
+    address: tuple
+    version: int
+    kind: str
+    screen: ScreenParams
+    first_dpid: int = 0xB4D00
 
 
 @wire

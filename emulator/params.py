@@ -430,3 +430,50 @@ def parse_affinity(text: str, cpus: Optional[list] = None) -> Optional[tuple]:
     if missing:
         raise ValueError(f"CPU(s) {missing} are not available here (available: {cpus})")
     return tuple(a), tuple(b)
+
+
+@dataclass(frozen=True)
+class ScreenParams(Family):
+    """The robustness screen (an extension beside RFC 8456 §5.3.1): which malformed kinds, how often, and
+    the windows and thresholds its outcomes are judged by."""
+    TITLE: ClassVar[str] = "bmwg-sdn malformed-message robustness screen (extension, security)"
+    kinds: Optional[str] = option(None, "--malformed-kinds", "catalogue kinds to send, by id or class letter, "
+                                  "comma-separated (e.g. B03,H or A,B,C); docs/benchmarks/"
+                                  "malformed_message_handling.md lists them", default_text="all that apply to "
+                                  "--openflow")
+    runs: int = option(3, "--malformed-runs", "passes over the chosen kinds (a flakiness check: each kind's "
+                       "outcome is its worst)", positive_int)
+    baseline_s: float = option(1.0, "--sentinel-baseline", "seconds the sentinel session is sampled before each "
+                               "kind is sent", positive_float)
+    window_s: float = option(3.0, "--malformed-window", "seconds watched after a kind is sent (at least "
+                             "--hang-after plus the sampling interval)", positive_float)
+    interval_s: float = option(0.1, "--sentinel-interval", "seconds between the sentinel's ECHO and PACKET_IN "
+                               "probes", positive_float)
+    hang_s: float = option(2.0, "--hang-after", "seconds a sentinel probe may stay unanswered, the controller "
+                           "alive, before the kind is a HANG", positive_float)
+    handshake_s: float = option(2.0, "--fresh-handshake-timeout", "seconds a new switch's handshake may take "
+                                "after a kind was sent", positive_float)
+    collateral_ratio: float = option(3.0, "--collateral-ratio", "sentinel p99 round trip after a kind, over its "
+                                     "p99 before, above which the kind is COLLATERAL", positive_float)
+    collateral_floor_ms: float = option(10.0, "--collateral-floor", "ms the sentinel p99 must also rise by to be "
+                                        "COLLATERAL (sub-millisecond baselines on a shared host otherwise "
+                                        "flag scheduler noise)", non_negative_float)
+    known_findings: Optional[str] = option(None, "--known-findings", "YAML mapping kind ids to a note (an issue, "
+                                           "a CVE): failures of these kinds are reported as known findings and do "
+                                           "not fail the run (a regression guard); fixtures/profiles/ has Ryu's",
+                                           default_text="none")
+    settle_s: float = 0.3              # after a handshake, before probing (the controller installs its table-miss)
+
+    def problems(self) -> list:
+        out = []
+        if self.window_s < self.hang_s + self.interval_s:
+            out.append(f"--malformed-window {self.window_s:g} s must be at least --hang-after {self.hang_s:g} s "
+                       f"plus --sentinel-interval {self.interval_s:g} s, or a hang cannot be seen")
+        if self.kinds is not None:
+            from .malformed import select
+            try:
+                if not (select(self.kinds, 1) or select(self.kinds, 4)):
+                    out.append(f"--malformed-kinds {self.kinds!r} names no kind")
+            except ValueError as exc:
+                out.append(str(exc))
+        return out

@@ -225,6 +225,12 @@ class Shard:
         check()
         return done
 
+    @responder(c.ScreenKind)
+    def screen_kind(self, cmd: c.ScreenKind, emit):
+        from .screen import KindScreen, tcp_connector
+
+        return KindScreen(self.reactor, cmd, tcp_connector(self.reactor, *cmd.address)).run()
+
     # ------------------------------------------------------------------ topologies and the data plane
     @responder(c.DeployFabric)
     def deploy_fabric(self, cmd: c.DeployFabric, emit) -> c.FabricReady:
