@@ -87,7 +87,7 @@ class Kind:
     ideal: str = "discard it"
     error: Optional[tuple] = None      # the spec's ERROR (type, code): seeing it, xid echoed, is CONFORMANT
     react: str = DISCARD               # the conformant reaction where no ERROR is ideal
-    close_ok: bool = False             # the controller closing the probe session passes
+    close_ok: bool = True              # the controller closing the probe session passes (not for well-formed kinds)
     forbid: tuple = ACTS               # answers that act on the invalid content (SIDE-EFFECT)
     max_answers: Optional[int] = None  # more answers than this on the probe session is a storm (SIDE-EFFECT)
     hazard: str = ""                   # "H": a public report of a hang in Ryu 4.34 (run last, on a fresh controller)
@@ -281,6 +281,7 @@ def _k(id, title, build, **kw) -> Kind:
 V13 = (OFP13,)
 ERR = "answer with the ERROR named"
 X = dict(close_ok=True)
+WELL_FORMED = dict(close_ok=False)   # a valid message used abnormally: dropping the switch for it is not OK
 
 CATALOGUE: tuple = (
     # A framing / length
@@ -304,10 +305,10 @@ CATALOGUE: tuple = (
        lambda v: msg(v, "barrier_reply", b"\xee" * 8), error=(BAD_REQUEST, BAD_LEN), ideal="BAD_LEN; discarding is OK"),
     _k("A08", "maximum-size message: a 65,535-byte PACKET_IN",
        lambda v: pin(v, data=arp_frame().ljust(65535 - len(pin(v, data=b"")), b"\x5a"), buffer_id=codec.NO_BUFFER),
-       react=PROCESS, forbid=(), ideal="process it (or drop it) with bounded memory"),
+       react=PROCESS, forbid=(), ideal="process it (or drop it) with bounded memory", **WELL_FORMED),
     _k("A09", "slow drip: a valid ECHO_REQUEST one byte every 100 ms",
        lambda v: drip(msg(v, codec.ECHO_REQUEST, b"drip-drip")), react=PROCESS, forbid=(),
-       ideal="answer once complete, without stalling others"),
+       ideal="answer once complete, without stalling others", **WELL_FORMED),
     _k("A10", "64 bytes of seeded random garbage after the handshake", lambda v: seeded_bytes(64, 8456),
        error=(BAD_REQUEST, BAD_VERSION), ideal="BAD_VERSION/BAD_TYPE, or close", **X),
     # B version
@@ -346,13 +347,13 @@ CATALOGUE: tuple = (
        lambda v: (lambda ps: hdr(v, codec.PACKET_IN, len(ps)) + ps[8:])(port_status(v)),
        error=(BAD_REQUEST, BAD_LEN), ideal="BAD_LEN; discard is OK", anchor="hcprobe type.hs"),
     _k("C05", "unsolicited FEATURES_REPLY with a new datapath id", lambda v: codec.encode_features_reply(
-        v, MARK_XID, 0xB4DB4DB4D, 256, 254), ideal="discard; the switch is not re-keyed"),
+        v, MARK_XID, 0xB4DB4DB4D, 256, 254), ideal="discard; the switch is not re-keyed", **WELL_FORMED),
     _k("C06", "unsolicited BARRIER_REPLY with an unknown xid", lambda v: msg(v, "barrier_reply"),
-       ideal="discard"),
+       ideal="discard", **WELL_FORMED),
     _k("C07", "unsolicited ROLE_REPLY with an unknown xid", lambda v: codec.encode_role_reply(MARK_XID, 2, 7),
-       versions=V13, ideal="discard"),
+       versions=V13, ideal="discard", **WELL_FORMED),
     _k("C08", "unsolicited ECHO_REPLY with an unknown xid", lambda v: msg(v, codec.ECHO_REPLY, b"unasked"),
-       ideal="discard"),
+       ideal="discard", **WELL_FORMED),
     _k("C09", "message type 255 with a body", lambda v: hdr(v, 255, 16) + b"\xff" * 8, error=(BAD_REQUEST, BAD_TYPE),
        ideal="BAD_TYPE; discard is OK"),
     # D session / handshake state
@@ -374,58 +375,64 @@ CATALOGUE: tuple = (
     # E PACKET_IN fields
     _k("E01", "unknown buffer_id with truncated data (DELTA 1.1.170)",
        lambda v: pin(v, data=arp_frame()[:14], total_len=60), react=PROCESS, forbid=(),
-       ideal="no crash; acting on the buffer is OK (the switch answers BUFFER_UNKNOWN)", anchor="DELTA 1.1.170"),
+       ideal="no crash; acting on the buffer is OK (the switch answers BUFFER_UNKNOWN)", anchor="DELTA 1.1.170",
+       **WELL_FORMED),
     _k("E02", "total_len 0 with 60 bytes of data", lambda v: pin(v, total_len=0), react=PROCESS, forbid=(),
-       ideal="process the data or discard it"),
+       ideal="process the data or discard it", **WELL_FORMED),
     _k("E03", "reason undefined (0x7f)", lambda v: pin(v, reason=0x7F), react=PROCESS, forbid=(),
-       ideal="discard or treat as generic"),
+       ideal="discard or treat as generic", **WELL_FORMED),
     _k("E04", "table_id 0xff (OFPTT_ALL, reserved)", lambda v: pin(v, table_id=0xFF), versions=V13, react=PROCESS,
-       forbid=(), ideal="discard or treat as generic"),
+       forbid=(), ideal="discard or treat as generic", **WELL_FORMED),
     _k("E05", "1.3 match without IN_PORT", lambda v: pin(v, match=match13(b"")), versions=V13,
        ideal="discard: no in_port, nothing to act on"),
     _k("E06", "in_port 0 (no such port)", lambda v: pin(v, in_port=0), forbid=("flow_mod",),
-       ideal="no FLOW_MOD toward a bogus port; a PACKET_OUT is OK"),
+       ideal="no FLOW_MOD toward a bogus port; a PACKET_OUT is OK", **WELL_FORMED),
     _k("E07", "runt frame of 10 bytes", lambda v: pin(v, data=arp_frame()[:10]), ideal="discard"),
     _k("E08", "IPv4 header length 4 words (IHL < 5) inside the frame",
        lambda v: pin(v, data=(b"\xff" * 6 + MARK_MAC + b"\x08\x00" + bytes([0x44, 0, 0, 20]) + b"\0" * 16).ljust(60,
                                                                                                           b"\0")),
-       react=PROCESS, forbid=(), ideal="forward or discard; no crash", anchor="CVE-2016-2074 class"),
+       react=PROCESS, forbid=(), ideal="forward or discard; no crash", anchor="CVE-2016-2074 class", **WELL_FORMED),
     _k("E09", "LLDP frame with a TLV of length 0 (ryu #130 class)",
        lambda v: pin(v, data=(b"\x01\x80\xc2\x00\x00\x0e" + MARK_MAC + b"\x88\xcc" + b"\x02\x00" * 3
                               + b"\x00\x00").ljust(60, b"\0")),
        react=PROCESS, forbid=(), ideal="discard or forward; the frame parser must end", hazard="H",
-       anchor="faucetsdn/ryu#130"),
+       anchor="faucetsdn/ryu#130", **WELL_FORMED),
     _k("E10", "boundary values: xid 0xffffffff, cookie 2^64-1, NO_BUFFER",
        lambda v: pin(v, xid=0xFFFFFFFF, cookie=(1 << 64) - 1 if v == OFP13 else 0, buffer_id=codec.NO_BUFFER),
-       react=PROCESS, forbid=(), ideal="normal processing (a control kind)", anchor="BEADS LIE values"),
+       react=PROCESS, forbid=(), ideal="normal processing (a control kind)", anchor="BEADS LIE values", **WELL_FORMED),
     _k("E11", "no data at all (data_len 0)", lambda v: pin(v, data=b"", total_len=0), ideal="discard"),
     # F other switch messages
-    _k("F01", "PORT_STATUS with reason 9 (undefined)", lambda v: port_status(v, reason=9), ideal="ignore it"),
+    _k("F01", "PORT_STATUS with reason 9 (undefined)", lambda v: port_status(v, reason=9), ideal="ignore it",
+       **WELL_FORMED),
     _k("F02", "PORT_STATUS ADD for port OFPP_ANY / OFPP_NONE",
-       lambda v: port_status(v, port_no=0xFFFFFFFF if v == OFP13 else 0xFFFF), ideal="no topology change"),
+       lambda v: port_status(v, port_no=0xFFFFFFFF if v == OFP13 else 0xFFFF), ideal="no topology change",
+       **WELL_FORMED),
     _k("F03", "PORT_STATUS whose port name is not NUL-terminated (hcprobe ascii.hs)",
-       lambda v: port_status(v, reason=2, name=b"\x07" * 16), ideal="truncate the name", anchor="hcprobe ascii.hs"),
+       lambda v: port_status(v, reason=2, name=b"\x07" * 16), ideal="truncate the name", anchor="hcprobe ascii.hs",
+       **WELL_FORMED),
     _k("F04", "FEATURES_REPLY with datapath id 0, 0 tables, 2^32-1 buffers",
        lambda v: codec.encode_features_reply(v, 0, 0, 0xFFFFFFFF, 0), stage=FEATURES,
        ideal="reject the switch (close) or treat it sanely", **X),
     _k("F05", "FLOW_REMOVED for a flow never installed (DELTA 2.1.060)", flow_removed,
-       ideal="no state corrupted", anchor="DELTA 2.1.060"),
+       ideal="no state corrupted", anchor="DELTA 2.1.060", **WELL_FORMED),
     _k("F06", "ROLE_REPLY with an undefined role 9 (CVE-2017-9263 class)",
        lambda v: codec.encode_role_reply(MARK_XID, 9, 0), versions=V13, ideal="ignore it, no abort",
-       anchor="CVE-2017-9263"),
+       anchor="CVE-2017-9263", **WELL_FORMED),
     _k("F07", "GET_CONFIG_REPLY with flags 0xffff and miss_send_len 0",
-       lambda v: codec.encode_get_config_reply(v, MARK_XID, 0xFFFF, 0), ideal="ignore it"),
+       lambda v: codec.encode_get_config_reply(v, MARK_XID, 0xFFFF, 0), ideal="ignore it", **WELL_FORMED),
     # G ERROR notifications
     _k("G01", "unsolicited well-formed ERROR FLOW_MOD_FAILED/TABLE_FULL",
-       lambda v: error(v, 5, 1 if v == OFP13 else 0, b"\0" * 16), ideal="log it"),
-    _k("G02", "ERROR with an undefined type 99, code 999", lambda v: error(v, 99, 999), ideal="log it as unknown"),
+       lambda v: error(v, 5, 1 if v == OFP13 else 0, b"\0" * 16), ideal="log it", **WELL_FORMED),
+    _k("G02", "ERROR with an undefined type 99, code 999", lambda v: error(v, 99, 999), ideal="log it as unknown",
+       **WELL_FORMED),
     _k("G03", "ERROR BAD_ACTION/BAD_TYPE with 64 bytes of 0x2a (hcprobe)",
-       lambda v: error(v, BAD_ACTION, 0, b"\x2a" * 64), ideal="log it", anchor="hcprobe packet_examples.hs"),
+       lambda v: error(v, BAD_ACTION, 0, b"\x2a" * 64), ideal="log it", anchor="hcprobe packet_examples.hs",
+       **WELL_FORMED),
     _k("G04", "EXPERIMENTER ERROR (0xffff) shorter than its header", lambda v: error(v, 0xFFFF, 1), ideal="ignore"),
     _k("G05", "every FLOW_MOD/PACKET_OUT answered with BAD_MATCH (an error feedback loop)",
        lambda v: pin(v, buffer_id=codec.NO_BUFFER), stage=ERROR_EVERY, react=PROCESS, forbid=(), max_answers=10,
-       ideal="bounded retries: no more answers than PACKET_INs"),
-    _k("G06", "ERROR with empty data", lambda v: error(v, BAD_REQUEST, BAD_TYPE), ideal="log it"),
+       ideal="bounded retries: no more answers than PACKET_INs", **WELL_FORMED),
+    _k("G06", "ERROR with empty data", lambda v: error(v, BAD_REQUEST, BAD_TYPE), ideal="log it", **WELL_FORMED),
     # H OXM / match TLVs (PACKET_IN, OpenFlow 1.3)
     _k("H01", "match type STANDARD (0) in a 1.3 PACKET_IN",
        lambda v: pin(v, match=match13(IN_PORT_1, mtype=0)), versions=V13, error=(BAD_MATCH, BAD_MATCH_TYPE)),
@@ -474,13 +481,15 @@ CATALOGUE: tuple = (
     _k("J01", "multipart reply of unknown type 0x7777", lambda v: multipart_reply(v, 0x7777, b"\0" * 8),
        error=(BAD_REQUEST, BAD_MULTIPART)),
     _k("J02", "unsolicited DESC reply (unknown xid)",
-       lambda v: codec.encode_desc_reply(v, MARK_XID, "m", "h", "s", "1", "d"), ideal="discard"),
+       lambda v: codec.encode_desc_reply(v, MARK_XID, "m", "h", "s", "1", "d"), ideal="discard", **WELL_FORMED),
     _k("J03", "endless REPLY_MORE: 200 PORT_STATS replies flagged MORE",
-       lambda v: multipart_reply(v, codec.MP_PORT_STATS, b"", flags=1) * 200, ideal="a bounded buffer; drop"),
+       lambda v: multipart_reply(v, codec.MP_PORT_STATS, b"", flags=1) * 200, ideal="a bounded buffer; drop",
+       **WELL_FORMED),
     _k("J04", "multipart reply whose body entry has length 0 (ryu #191)",
        lambda v: flow_stats(v, length=0), error=(BAD_REQUEST, BAD_LEN), hazard="H", anchor="faucetsdn/ryu#191"),
     _k("J05", "PORT_DESC reply with the same port number twice",
-       lambda v: multipart_reply(v, codec.MP_PORT_DESC, port(v, 1) + port(v, 1)), versions=V13, ideal="sane state"),
+       lambda v: multipart_reply(v, codec.MP_PORT_DESC, port(v, 1) + port(v, 1)), versions=V13, ideal="sane state",
+       **WELL_FORMED),
     _k("J06", "TABLE_FEATURES reply with a property of length 0 (ryu #196)",
        lambda v: multipart_reply(v, codec.MP_TABLE_FEATURES, struct.pack("!HB5x32sQQII", 64 + 8, 0, b"t", 0, 0, 0, 1)
                                  + struct.pack("!HH4x", 0, 0)), versions=V13, error=(TABLE_FEATURES_FAILED, TF_BAD_LEN),
@@ -498,7 +507,8 @@ CATALOGUE: tuple = (
        anchor="faucetsdn/ryu#195", **X),
     _k("K02", "unknown HELLO element type before a good bitmap",
        lambda v: hello13(struct.pack("!HH4x", 0x7777, 8) + bitmap_element(1 << OFP13)), versions=V13,
-       stage=HELLO_STAGE, react=HANDSHAKE, ideal="ignore the element: the handshake goes on (required)"),
+       stage=HELLO_STAGE, react=HANDSHAKE, ideal="ignore the element: the handshake goes on (required)",
+       **WELL_FORMED),
     _k("K03", "HELLO element longer than the message", lambda v: hello13(bitmap_element(1 << OFP13, length=64)),
        versions=V13, stage=HELLO_STAGE, error=(HELLO_FAILED, INCOMPATIBLE), ideal="HELLO_FAILED and close", **X),
     _k("K04", "EXPERIMENTER / VENDOR message with an unknown id", lambda v: experimenter(v),
@@ -508,7 +518,7 @@ CATALOGUE: tuple = (
     # L delivery anomalies
     _k("L01", "the same PACKET_IN delivered 10 times (BEADS DUP x10)",
        lambda v: pin(v, buffer_id=codec.NO_BUFFER) * 10, react=PROCESS, forbid=(), max_answers=30,
-       ideal="idempotent: answers in proportion, no duplicate state", anchor="BEADS"),
+       ideal="idempotent: answers in proportion, no duplicate state", anchor="BEADS", **WELL_FORMED),
 )
 
 BY_ID = {k.id: k for k in CATALOGUE}

@@ -43,7 +43,8 @@ def render_junit(data: dict) -> str:
     suites = []
     for bench in data.get("benchmarks", []):
         name = bench["benchmark"] + (f"[{bench['variant']}]" if bench.get("variant") else "")
-        case = TestCase(name, classname=f"bmwg_sdn.rfc8456.s{bench.get('rfc_section', '')}",
+        family = "extension" if bench.get("extension") else "rfc8456"
+        case = TestCase(name, classname=f"bmwg_sdn.{family}.s{bench.get('rfc_section', '')}",
                         elapsed_sec=bench.get("duration_s"),
                         stdout=headline(bench))
         status, reason = judge(bench)
@@ -53,9 +54,36 @@ def render_junit(data: dict) -> str:
             case.add_failure_info(reason, _failure_text(bench))
         elif status == ERROR:
             case.add_error_info(reason, _failure_text(bench))
-        suites.append(TestSuite(f"bmwg-sdn {name}", [case], timestamp=(data.get("run") or {}).get("started")))
+        cases = [case] + [_kind_case(name, row) for row in (bench.get("screen") or {}).get("kinds", [])]
+        suites.append(TestSuite(f"bmwg-sdn {name}", cases, timestamp=(data.get("run") or {}).get("started")))
     xml = to_xml_report_string(suites, prettyprint=False)
     return _add_case_properties(xml, data)
+
+
+def _kind_case(name: str, row: dict) -> TestCase:
+    """One testcase per kind of the robustness screen: failed unless its outcome passes, skipped when it was
+    not screened or is a listed known finding."""
+    case = TestCase(f"{name}[{row['kind']}]", classname=f"bmwg_sdn.malformed.{row.get('class', '')}",
+                    stdout=f"{row['outcome']}: {row.get('detail', '')}")
+    text = f"{row['outcome']}: {row.get('detail', '')}"
+    if row.get("pass") is None:
+        case.add_skipped_info(f"not screened: {row.get('detail', '')}")
+    elif not row["pass"]:
+        replay = f"bytes (hex): {row.get('bytes_hex', '')}\nreplay: {row.get('replay', '')}"
+        if row.get("known"):
+            case.add_skipped_info(f"known finding ({row['known']}): {text}")
+        else:
+            case.add_failure_info(text, replay)
+    return case
+
+
+def kind_properties(row: dict) -> dict:
+    props = {"outcome": row.get("outcome"), "runs": " ".join(row.get("runs", [])), "reply": row.get("reply"),
+             "passes_on": "/".join(row.get("passes_on", [])),
+             "sentinel_p99_before_ms": row.get("sentinel_p99_before_ms"),
+             "sentinel_p99_after_ms": row.get("sentinel_p99_after_ms"),
+             "fresh_handshake_ms": row.get("fresh_handshake_ms"), "known_finding": row.get("known")}
+    return {k: _fmt(v) for k, v in props.items() if v is not None}
 
 
 def _failure_text(bench: dict) -> str:
@@ -67,10 +95,12 @@ def _add_case_properties(xml: str, data: dict) -> str:
     root = ET.fromstring(xml)
     root.set("skipped", str(sum(int(suite.get("skipped", 0)) for suite in root.iter("testsuite"))))
     for suite, bench in zip(root.iter("testsuite"), data.get("benchmarks", [])):
-        case = suite.find("testcase")
-        props = ET.Element("properties")
-        for key, value in benchmark_properties(bench).items():
-            ET.SubElement(props, "property", name=key, value=value)
-        case.insert(0, props)
+        rows = (bench.get("screen") or {}).get("kinds", [])
+        for case, props_of in zip(suite.findall("testcase"), [benchmark_properties(bench)]
+                                  + [kind_properties(r) for r in rows]):
+            props = ET.Element("properties")
+            for key, value in props_of.items():
+                ET.SubElement(props, "property", name=key, value=value)
+            case.insert(0, props)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

@@ -15,6 +15,7 @@ import re
 
 from .outcome import RULE, judge, run_line
 from .results import lower_bound_note, lower_bound_trials
+from .summary import section_label
 
 EXTRA_KEYS = ("median", "stdev", "min", "max", "ci95_low", "ci95_high", "ci95_method")
 SCHEMA_1_CI = "Student t interval (schema 1 file)"
@@ -191,7 +192,7 @@ def render_benchmark(bench: dict, schema_version=None) -> list:
     unit = bench.get("unit", "")
     variant = f" ({bench['variant']})" if bench.get("variant") else ""
     status, reason = judge(bench)
-    lines = [f"## {bench.get('title', bench['benchmark'])}{variant} — RFC 8456 §{bench.get('rfc_section', '?')}", "",
+    lines = [f"## {bench.get('title', bench['benchmark'])}{variant} — {section_label(bench)}", "",
              f"Outcome: {status.upper()}" + (f" — {reason}" if reason else ""), ""]
     if bench.get("definition"):
         lines += [f"**Definition.** {bench['definition']}", ""]
@@ -268,6 +269,39 @@ def render_details(bench: dict) -> list:
             lines += _table([tuple(row.get(c) for c in SEARCH_COLUMNS) for row in t["details"]["search"]],
                             header=("Trial", "Mode", "Offered rate (/s)", "APR (/s)", "Loss ratio", "Late",
                                     "Median latency (ms)", "Benchmark at this trial"))
+    if bench.get("screen"):
+        lines += render_screen(bench["screen"])
+    return lines
+
+
+def render_screen(screen: dict) -> list:
+    """The robustness screen: scores, the kind × outcome table, then each finding with its bytes and replay."""
+    out = screen.get("outcomes") or {}
+    lines = ["### Robustness screen: kind × outcome", "",
+             f"{screen.get('screened', 0)} kinds screened ({screen.get('not_screened', 0)} not screened): "
+             f"robustness score {_v(screen.get('robustness_score'))} % (pass), strict score "
+             f"{_v(screen.get('strict_score'))} % (CONFORMANT).  Outcomes: "
+             + ", ".join(f"{k} {v}" for k, v in out.items() if v) + ".", "",
+             "A kind's outcome is its worst over the passes (Runs lists each); Pass: the outcome is one the kind "
+             "allows (Passes on).  Reply: what the probe session received (ERROR type/code, or the answer that acted "
+             "on the kind); sentinel p99: the innocent session's round trip before and after the kind.", ""]
+    rows = []
+    for r in screen.get("kinds", []):
+        verdict = "—" if r.get("pass") is None else "yes" if r["pass"] else ("known" if r.get("known") else "**NO**")
+        rows.append((r["kind"], r["title"] + (" (H)" if r.get("hazard") else ""), r["outcome"],
+                     " ".join(r.get("runs", [])) + (" (flaky)" if r.get("flaky") else ""), verdict,
+                     "/".join(r.get("passes_on", [])), r.get("reply"), _v(r.get("sentinel_p99_before_ms"), 3),
+                     _v(r.get("sentinel_p99_after_ms"), 3), _v(r.get("fresh_handshake_ms"), 3), r.get("detail")))
+    lines += _table(rows, header=("Kind", "Message", "Outcome", "Runs", "Pass", "Passes on", "Reply",
+                                  "Sentinel p99 before (ms)", "after (ms)", "Fresh handshake (ms)", "Detail"))
+    findings = [r for r in screen.get("kinds", []) if r.get("pass") is False]
+    if findings:
+        lines += ["### Findings", ""]
+        for r in findings:
+            known = f" Known finding: {r['known']}." if r.get("known") else ""
+            lines += [f"**{r['kind']} {r['outcome']}** — {r['title']}. {r['detail']}.{known} "
+                      f"Ideal: {r.get('ideal', '—')}.", "",
+                      f"Bytes sent (hex): `{r.get('bytes_hex', '')}`", "", f"Replay: `{r.get('replay', '')}`", ""]
     return lines
 
 

@@ -12,6 +12,12 @@ def headline_lines(data: dict) -> list[str]:
     return [headline(bench) for bench in data.get("benchmarks", [])] + [run_line(data)]
 
 
+def section_label(bench: dict) -> str:
+    """Where the benchmark stands in RFC 8456: its section, or beside it for an extension."""
+    section = f"RFC 8456 §{bench.get('rfc_section', '?')}"
+    return f"extension beside {section}" if bench.get("extension") else section
+
+
 def headline(bench: dict) -> str:
     """The outcome, figures, verdict and notes of one benchmark, as the terminal and JUnit show them.
 
@@ -25,7 +31,7 @@ def headline(bench: dict) -> str:
     unit = bench.get("unit", "")
     trials = bench.get("trials", [])
     failed = sum(1 for t in trials if not t.get("ok"))
-    where = f"{name} (RFC 8456 §{bench.get('rfc_section')})"
+    where = f"{name} ({section_label(bench)})"
     if not s.get("n"):
         text = f"{prefix}{where}: no successful trial ({failed} failed)"
     else:

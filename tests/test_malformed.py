@@ -196,7 +196,7 @@ def test_reply_outcomes():
     assert classify("C01", replies=[[1.0, "error", mf.MARK_XID, 1, 6]]) == mf.TOLERANT  # another code
     assert classify("C01") == mf.TOLERANT                                                # silently discarded
     assert classify("C01", probe_closed="closed: FIN") == mf.CLOSED
-    assert mf.CLOSED not in mf.BY_ID["C01"].passes and mf.CLOSED in mf.BY_ID["B01"].passes
+    assert mf.CLOSED in mf.BY_ID["C01"].passes and mf.CLOSED not in mf.BY_ID["G01"].passes
     hello_failed = [[1.0, "error", mf.MARK_XID, 0, 0]]
     assert classify("B05", replies=hello_failed, probe_closed="closed: FIN") == mf.CONFORMANT
     assert classify("B05", replies=hello_failed) == mf.TOLERANT                          # error, but kept open

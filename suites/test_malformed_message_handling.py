@@ -1,0 +1,77 @@
+"""Malformed-message robustness screen: an extension beside RFC 8456 §5.3.1 (security).
+
+The RFC's §5.3.1 measures how invalid messages change three benchmarks; it does not say what a controller
+does with each invalid message.  This screen does: every catalogue kind (emulator/malformed.py) is sent on
+a probe session while a sentinel session and a fresh handshake watch the controller from outside.
+"""
+
+import pytest
+
+from emulator import codec
+from emulator import malformed as mf
+from fixtures.harness import TrialFailed, TrialOutcome
+from fixtures.screen import Screen, score, summarise
+
+DEFINITION = (
+    "RS, the robustness score: the percentage of malformed or abnormal switch-to-controller message kinds whose "
+    "outcome passes (each kind states which of CONFORMANT, TOLERANT, CLOSED pass; SIDE-EFFECT, COLLATERAL, HANG "
+    "and CRASH never do), one value per pass over the kinds; beside it the strict score, the percentage "
+    "CONFORMANT (the spec's ERROR with its xid echoed, or the ideal reaction). Each kind is sent on a probe "
+    "session after a sentinel session's baseline; its outcome comes from what the emulator sees: the probe's "
+    "replies and close, answers naming the kind's marked buffer or MAC, the sentinel's ECHO and PACKET_IN round "
+    "trips, a fresh handshake, and whether the controller process lives. A kind's outcome over the passes is its "
+    "worst. Kinds that fail, unless listed with --known-findings, fail the benchmark.")
+MEASUREMENT_POINT = (
+    "forwarding-plane emulator at interface I1: probe replies and sentinel round trips timestamped at socket "
+    "read/write (monotonic ns); the controller's process state read by the harness")
+
+
+@pytest.mark.rfc8456(section="5.3.1", extension=True, category="security", title="Malformed Message Handling",
+                     symbol="RS", unit="%", higher_is_better=True, definition=DEFINITION,
+                     measurement_point=MEASUREMENT_POINT, repetitions="screen.runs")
+def test_malformed_message_handling(benchmark_run, emulator_pool, controller, bmwg):
+    p = bmwg.screen
+    screen = Screen(emulator_pool, p, bmwg.openflow, controller, progress=benchmark_run.progress)
+    if not screen.kinds:
+        benchmark_run.skip(f"--malformed-kinds {p.kinds!r} names no kind for OpenFlow "
+                           f"{codec.VERSION_NAMES[bmwg.openflow]}")
+    run = benchmark_run.parameters(
+        **{k: v for k, v in p.report().items() if k != "settle_s"}, openflow=codec.VERSION_NAMES[bmwg.openflow],
+        kinds_screened=len(screen.kinds), catalogue_size=len(mf.CATALOGUE),
+        known_findings_listed=sorted(bmwg.known_findings))
+    run.columns([("screened", "Kinds screened"), ("passed", "Passed"), ("conformant", "Conformant")])
+    current: list = []
+
+    def trial(index):
+        current.clear()
+        records = screen.run_pass(index, on_kind=lambda rec: (current.append(rec), run.context("screen_pass", current)))
+        value = score(records)
+        if value is None:
+            raise TrialFailed("no kind could be sent: " + "; ".join(dict.fromkeys(r["detail"] for r in records))[:300])
+        screened = [r for r in records if r["outcome"] != mf.NOT_SCREENED]
+        return TrialOutcome(value=value, controller_exit_counted=True, details={
+            "screened": len(screened), "passed": sum(1 for r in screened if r["pass"]),
+            "conformant": sum(1 for r in screened if r["outcome"] == mf.CONFORMANT), "kinds": records})
+
+    try:
+        run.trials(trial)
+    finally:
+        passes = [t["details"]["kinds"] for t in run.result["trials"] if t.get("ok")]
+        if current and all(current is not kinds for kinds in passes) and len(current) < len(screen.kinds):
+            passes.append(list(current))      # a pass cut short: what it saw still counts
+        result = summarise(passes, bmwg.known_findings, bmwg.openflow)
+        run.context("screen", result)
+        run.context("screen_pass", None)
+        if result["strict_score"] is not None:
+            run.note(f"strict score (CONFORMANT): {result['strict_score']:g} % of {result['screened']} kinds")
+        if result["known_failed_kinds"]:
+            run.note("known findings (listed with --known-findings, they do not fail the run): "
+                     + ", ".join(f"{k} {next(r['outcome'] for r in result['kinds'] if r['kind'] == k)}"
+                                 for k in result["known_failed_kinds"]))
+        if result["known_now_passing"]:
+            run.note("listed as known findings but passing now: " + ", ".join(result["known_now_passing"]))
+    if result["failed_kinds"]:
+        rows = {r["kind"]: r for r in result["kinds"]}
+        run.fail(f"{len(result['failed_kinds'])} kind(s) failed: " + "; ".join(
+            f"{k} {rows[k]['outcome']}" for k in result["failed_kinds"]))
+    run.finish()
