@@ -41,6 +41,7 @@ CLASSES = {
     "H": "OXM / match TLVs", "I": "action / instruction / bucket lists", "J": "multipart replies",
     "K": "HELLO elements, experimenter", "L": "delivery anomalies",
 }
+FUZZ_CLASS = "Z"      # the fuzzer's cases (emulator/fuzz.py), not a catalogue class
 
 # Stages: where in the probe session the kind's bytes go.
 SESSION = "session"          # after the handshake (the default)
@@ -95,7 +96,7 @@ class Kind:
 
     @property
     def cls(self) -> str:
-        return self.id[0]
+        return "Z" if self.id.startswith("FZ:") else self.id[0]
 
     @property
     def passes(self) -> frozenset:
@@ -527,9 +528,23 @@ if len(BY_ID) != len(CATALOGUE):   # pragma: no cover
 
 
 @functools.lru_cache(maxsize=None)
+def kind_of(kind_id: str) -> Kind:
+    """The catalogue's kind, or the Kind of a fuzzer case ``FZ:MESSAGE.FIELD=VALUE``: a well-formed message
+    with one field changed, judged on robustness only (it may be processed, answered, ignored or closed)."""
+    if kind_id in BY_ID:
+        return BY_ID[kind_id]
+    from . import fuzz
+    message, field, value = fuzz.parse(kind_id)
+    versions = tuple(v for v in (OFP10, OFP13) if message in fuzz.templates(v))
+    return Kind(id=fuzz.case_id(message, field, value), title=f"{message} with {field} = {value:#x} (fuzzer)",
+                build=functools.partial(fuzz.build, kind_id), versions=versions, react=PROCESS, forbid=(),
+                ideal="stay alive and keep serving the other switches", anchor="seeded boundary/random fuzzer")
+
+
+@functools.lru_cache(maxsize=None)
 def payload(kind_id: str, version: int) -> tuple:
     """The kind's sends as ((delay_s, bytes), ...), made once per (kind, version)."""
-    kind = BY_ID[kind_id]
+    kind = kind_of(kind_id)
     made = kind.build(version)
     if isinstance(made, (bytes, bytearray)):
         return ((0.0, bytes(made)),)
@@ -541,19 +556,24 @@ def select(spec: Optional[str], version: int) -> list:
     catalogue order, that apply to ``version``.  An unknown name raises ValueError naming it."""
     if spec is None or spec.strip().lower() == "all":
         chosen = list(CATALOGUE)
+    elif spec.strip().lower() == "none":
+        chosen = []
     else:
         names = [n.strip() for n in spec.split(",") if n.strip()]
         wanted: set = set()
+        cases = []
         for name in names:
             upper = name.upper()
-            if upper in BY_ID:
+            if upper.startswith("FZ:"):
+                cases.append(kind_of(name))       # raises ValueError naming what is wrong
+            elif upper in BY_ID:
                 wanted.add(upper)
             elif upper in CLASSES:
                 wanted.update(k.id for k in CATALOGUE if k.cls == upper)
             else:
                 raise ValueError(f"--malformed-kinds: no kind or class {name!r} (kinds A01..L01, classes "
-                                 f"{''.join(CLASSES)})")
-        chosen = [k for k in CATALOGUE if k.id in wanted]
+                                 f"{''.join(CLASSES)}, all, none, or a fuzzer case FZ:MESSAGE.FIELD=VALUE)")
+        chosen = [k for k in CATALOGUE if k.id in wanted] + cases
     return [k for k in chosen if k.applies(version)]
 
 

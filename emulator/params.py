@@ -458,6 +458,12 @@ class ScreenParams(Family):
     collateral_floor_ms: float = option(10.0, "--collateral-floor", "ms the sentinel p99 must also rise by to be "
                                         "COLLATERAL (sub-millisecond baselines on a shared host otherwise "
                                         "flag scheduler noise)", non_negative_float)
+    fuzz: tuple = option((), "--fuzz", "add the seeded fuzzer's cases: boundary (every fixed field of each "
+                         "switch-to-controller message at 0, 1, max-1, max, sign-flipped, +-1), random "
+                         "(--fuzz-cases single-field mutations), or boundary,random", comma_list("boundary", "random"),
+                         default_text="none")
+    fuzz_cases: int = option(50, "--fuzz-cases", "random fuzzer cases", positive_int)
+    fuzz_seed: int = option(8456, "--fuzz-seed", "seed of the random fuzzer cases", non_negative_int)
     known_findings: Optional[str] = option(None, "--known-findings", "YAML mapping kind ids to a note (an issue, "
                                            "a CVE): failures of these kinds are reported as known findings and do "
                                            "not fail the run (a regression guard); fixtures/profiles/ has Ryu's",
@@ -472,8 +478,8 @@ class ScreenParams(Family):
         if self.kinds is not None:
             from .malformed import select
             try:
-                if not (select(self.kinds, 1) or select(self.kinds, 4)):
-                    out.append(f"--malformed-kinds {self.kinds!r} names no kind")
+                if not (select(self.kinds, 1) or select(self.kinds, 4) or self.fuzz):
+                    out.append(f"--malformed-kinds {self.kinds!r} names no kind (and no --fuzz)")
             except ValueError as exc:
                 out.append(str(exc))
         return out

@@ -138,7 +138,7 @@ class KindScreen(SessionListener):
         self.clock = clock
         self.cmd = cmd
         self.p = cmd.screen
-        self.kind = mf.BY_ID[cmd.kind]
+        self.kind = mf.kind_of(cmd.kind)
         self.version = cmd.version
         self.connect = connect
         self.now_ns = now_ns

@@ -2,6 +2,7 @@
 outcome classifier on recorded observations, the engine against a scripted controller (StringTransport,
 task.Clock), the summary over passes and the JUnit cases per kind."""
 
+import re
 import struct
 import xml.etree.ElementTree as ET
 
@@ -377,3 +378,45 @@ def test_the_docs_catalogue_is_the_catalogue():
     from pathlib import Path
     doc = (Path(__file__).resolve().parent.parent / "docs/benchmarks/malformed_message_handling.md").read_text()
     assert mf.catalogue_markdown() in doc, "regenerate the table with python -m emulator.malformed"
+
+
+# --------------------------------------------------------------------------- the fuzzer
+
+
+def test_fuzz_boundary_values_cover_the_edges_and_skip_the_original():
+    from emulator import fuzz
+    assert fuzz.boundary_values(8, 2) == [0, 1, 0xFFFE, 0xFFFF, 0x8008, 9, 7]
+    assert fuzz.boundary_values(0, 1) == [1, 0xFE, 0xFF, 0x80]       # 0 and 0-1 = 0xff already there
+
+
+@pytest.mark.parametrize("version", [OFP10, OFP13])
+def test_fuzz_cases_change_exactly_one_field_of_a_valid_template(version):
+    from emulator import fuzz
+    fuzz.self_check()
+    cases = fuzz.boundary_cases(version)
+    assert len(cases) > 300 and len(set(cases)) == len(cases)
+    for case in cases[::7]:
+        message, field, value = fuzz.parse(case)
+        data, fields = fuzz.templates(version)[message]
+        _, offset, size = next(f for f in fields if f[0] == field)
+        built = mf.payload(case, version)[0][1]
+        assert len(built) == len(data) and int.from_bytes(built[offset:offset + size], "big") == value
+        assert built[:offset] == data[:offset] and built[offset + size:] == data[offset + size:]
+    # a template is what Ryu reads as that message
+    pin = ryu_parse(fuzz.templates(version)["packet_in"][0])
+    assert pin.buffer_id == mf.MARK_BUFFER
+
+
+def test_fuzz_random_cases_replay_from_their_seed_and_their_names():
+    from emulator import fuzz
+    a, b = fuzz.random_cases(OFP13, 20, seed=7), fuzz.random_cases(OFP13, 20, seed=7)
+    assert a == b and a != fuzz.random_cases(OFP13, 20, seed=8)
+    kind = mf.kind_of(a[0])
+    assert kind.cls == mf.FUZZ_CLASS and kind.forbid == () and mf.SIDE_EFFECT not in kind.passes
+    assert [k.id for k in mf.select(f"C01,{a[0]}", OFP13)] == ["C01", a[0]]
+    for bad, words in (("FZ:packet_in", "FZ:MESSAGE.FIELD=VALUE"), ("FZ:nosuch.x=1", "no message 'nosuch'"),
+                       ("FZ:packet_in.nosuch=1", "no field 'nosuch'"), ("FZ:packet_in.reason=0x100", "does not fit")):
+        with pytest.raises(ValueError, match=re.escape(words)):
+            mf.payload(bad, OFP13)
+    assert ScreenParams(kinds="none", fuzz=("random",)).problems() == []
+    assert ScreenParams(kinds="none").problems()
