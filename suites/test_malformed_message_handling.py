@@ -40,11 +40,18 @@ def test_malformed_message_handling(benchmark_run, emulator_pool, controller, bm
         kinds_screened=len(screen.kinds), catalogue_size=len(mf.CATALOGUE),
         known_findings_listed=sorted(bmwg.known_findings))
     run.columns([("screened", "Kinds screened"), ("passed", "Passed"), ("conformant", "Conformant")])
-    current: list = []
+    done: list = []      # the passes finished
+    current: list = []   # the kinds of the pass under way
+
+    def publish() -> dict:
+        """The screen's rows and scores so far, rewritten into results.json after every kind."""
+        return run.context("screen", summarise(done + ([current] if current else []), bmwg.known_findings,
+                                               bmwg.openflow)).result["screen"]
 
     def trial(index):
+        records = screen.run_pass(index, on_kind=lambda rec: (current.append(rec), publish()))
+        done.append(list(current))
         current.clear()
-        records = screen.run_pass(index, on_kind=lambda rec: (current.append(rec), run.context("screen_pass", current)))
         value = score(records)
         if value is None:
             raise TrialFailed("no kind could be sent: " + "; ".join(dict.fromkeys(r["detail"] for r in records))[:300])
@@ -56,12 +63,7 @@ def test_malformed_message_handling(benchmark_run, emulator_pool, controller, bm
     try:
         run.trials(trial)
     finally:
-        passes = [t["details"]["kinds"] for t in run.result["trials"] if t.get("ok")]
-        if current and all(current is not kinds for kinds in passes) and len(current) < len(screen.kinds):
-            passes.append(list(current))      # a pass cut short: what it saw still counts
-        result = summarise(passes, bmwg.known_findings, bmwg.openflow)
-        run.context("screen", result)
-        run.context("screen_pass", None)
+        result = publish()   # a pass cut short by a stop counts with what it saw
         if result["strict_score"] is not None:
             run.note(f"strict score (CONFORMANT): {result['strict_score']:g} % of {result['screened']} kinds")
         if result["known_failed_kinds"]:

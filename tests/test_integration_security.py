@@ -1,0 +1,100 @@
+"""Integration: the robustness screen against real controllers over loopback — a finding fails the run in the
+exit status, junit.xml and report.md alike; listed as a known finding it does not; a hang is ended by a
+restart; ovs-testcontroller screened at OpenFlow 1.0; a stopped screen keeps what it saw."""
+
+import shutil
+import signal
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+from helpers import PROJECT_ROOT, pytest_run
+from results_check import check_results_files
+
+from reports.results import load_results
+
+pytestmark = pytest.mark.integration
+
+QUICK = ("--malformed-runs", "1", "--sentinel-baseline", "0.5", "--malformed-window", "2.5")
+
+
+def screen(out, kinds, *extra, timeout=240):
+    return pytest_run("suites", "-k", "malformed_message_handling", "--malformed-kinds", kinds, *QUICK,
+                      "--report-dir", out, *extra, timeout=timeout)
+
+
+def junit_cases(out) -> dict:
+    root = ET.parse(out / "junit.xml").getroot()
+    return {case.get("name"): case for case in root.iter("testcase")}
+
+
+def test_a_ryu_hang_is_found_restarted_and_fails_everywhere_unless_known(tmp_path):
+    # K01 (a HELLO element of length 0) hangs Ryu 4.34 before its handshake (faucetsdn/ryu#195); C01 does not.
+    out = tmp_path / "found"
+    proc = screen(out, "C01,K01")
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    bench = load_results(out / "results.json")["benchmarks"][0]
+    rows = {r["kind"]: r for r in bench["screen"]["kinds"]}
+    assert rows["K01"]["outcome"] == "HANG" and rows["C01"]["pass"] is True
+    assert list(rows) == ["C01", "K01"]                  # the hazard ran last
+    assert bench["outcome"]["status"] == "failed" and "K01 HANG" in bench["outcome"]["reason"]
+    cases = junit_cases(out)
+    assert cases["test_malformed_message_handling[K01]"].find("failure") is not None
+    assert cases["test_malformed_message_handling"].find("failure") is not None
+    report = (out / "report.md").read_text()
+    assert "**K01 HANG**" in report and "--malformed-kinds K01" in report and rows["K01"]["bytes_hex"] in report
+    check_results_files(out)
+
+    known = tmp_path / "known.yaml"
+    known.write_text('K01: "faucetsdn/ryu#195"\n')
+    out2 = tmp_path / "known"
+    proc = screen(out2, "K01,C01", "--known-findings", known)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    bench = load_results(out2 / "results.json")["benchmarks"][0]
+    assert bench["screen"]["known_failed_kinds"] == ["K01"] and bench["outcome"]["status"] == "passed"
+    skipped = junit_cases(out2)["test_malformed_message_handling[K01]"].find("skipped")
+    assert skipped is not None and "known finding" in skipped.get("message")
+
+
+@pytest.mark.skipif(shutil.which("ovs-testcontroller") is None, reason="ovs-testcontroller is not installed")
+def test_ovs_testcontroller_screened_at_openflow_10(tmp_path):
+    out = tmp_path / "ovs"
+    proc = screen(out, "B03,C01,E10", "--controller", "ovs", "--openflow", "1.0")
+    bench = load_results(out / "results.json")["benchmarks"][0]
+    rows = {r["kind"]: r for r in bench["screen"]["kinds"]}
+    assert set(rows) == {"B03", "C01", "E10"} and all(r["outcome"] != "NOT-SCREENED" for r in rows.values())
+    assert rows["E10"]["outcome"] == "CONFORMANT"                  # a valid PACKET_IN is answered
+    assert proc.returncode == (1 if bench["screen"]["failed_kinds"] else 0), proc.stdout[-3000:]
+
+
+def test_bad_screen_options_are_named_before_anything_starts(tmp_path):
+    proc = pytest_run("suites", "-k", "malformed_message_handling", "--malformed-kinds", "B03,Q9",
+                      "--report-dir", tmp_path / "r")
+    assert proc.returncode == 4 and "'Q9'" in proc.stderr and not (tmp_path / "r" / "results.json").exists()
+    bad = tmp_path / "known.yaml"
+    bad.write_text("Z99: nothing\n")
+    proc = pytest_run("suites", "-k", "malformed_message_handling", "--known-findings", bad,
+                      "--report-dir", tmp_path / "r")
+    assert proc.returncode == 4 and "Z99" in proc.stderr
+
+
+def test_a_screen_stopped_by_sigterm_keeps_the_kinds_it_judged(tmp_path):
+    out = tmp_path / "stopped"
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "suites", "-k", "malformed_message_handling",
+           "--malformed-kinds", "A,B", *QUICK, "--report-dir", str(out)]
+    proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        for line in proc.stdout:
+            if "kind 3/" in line:
+                break
+        proc.send_signal(signal.SIGTERM)
+        text, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, text[-3000:]
+    bench = load_results(out / "results.json")["benchmarks"][0]
+    assert bench["outcome"]["status"] == "interrupted" and bench["screen"]["screened"] >= 3
+    assert "<error" in (out / "junit.xml").read_text() and "A01" in (out / "report.md").read_text()
+    check_results_files(out)
