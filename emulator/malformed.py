@@ -294,7 +294,8 @@ CATALOGUE: tuple = (
        error=(BAD_REQUEST, BAD_LEN), ideal="BAD_LEN and keep the session; discarding is OK"),
     _k("A04", "length smaller than the body: the stream desynchronises (hcprobe 42)",
        lambda v: (lambda m: m[:2] + struct.pack("!H", 42) + m[4:])(pin(v)),
-       error=(BAD_REQUEST, BAD_LEN), ideal="BAD_LEN, or close", anchor="hcprobe length.hs", **X),
+       error=(BAD_REQUEST, BAD_LEN), forbid=(), ideal="BAD_LEN, or close; the 42 bytes its length delimits are a "
+       "buffered PACKET_IN without data, so acting on its buffer id is OK", anchor="hcprobe length.hs", **X),
     _k("A05", "length larger than the message: it swallows the next one",
        lambda v: (lambda m: m[:2] + struct.pack("!H", len(m) + 8) + m[4:])(pin(v)) + hdr(v, codec.ECHO_REQUEST, 8),
        error=(BAD_REQUEST, BAD_LEN), forbid=(), ideal="BAD_LEN, or close; the PACKET_IN its length delimits is "
@@ -640,9 +641,10 @@ def classify(kind: Kind, obs, alive: bool, params) -> tuple:
             f" after ERROR {_err(errors[0])}" if errors else "")
     other = f"ERROR {_err(errors[0])} (not the ideal)" if errors else ""
     if kind.react == PROCESS:
-        answered = [a for a in g("acted", [])]
+        answered = [a[1] for a in g("acted", [])] or [r[1] for r in g("replies", []) if r[2] == MARK_XID
+                                                       and r[1] != "error"]
         if answered or kind.max_answers is not None and g("answers", 0):
-            return CONFORMANT, f"processed: {(answered[0][1] if answered else 'answered').upper()}"
+            return CONFORMANT, f"processed: {(answered[0] if answered else 'answered').upper()}"
         return TOLERANT, other or "not acted on (discarded)"
     if kind.react == HANDSHAKE:
         if g("features_requested"):

@@ -470,3 +470,8 @@ def test_ryu_reads_every_well_framed_kind_without_the_hazards(version):
     finally:
         signal.signal(signal.SIGALRM, old)
     assert read >= (30 if version == OFP13 else 20)
+
+
+def test_a_processed_kind_may_be_answered_by_its_own_reply():
+    assert classify("A09", replies=[[1700.0, "echo_reply", mf.MARK_XID, None, None]]) == mf.CONFORMANT
+    assert classify("A09", replies=[[1700.0, "echo_reply", 5, None, None]]) == mf.TOLERANT
