@@ -630,6 +630,16 @@ class ChangeTopology(Command):
 
 @wire
 @dataclass(frozen=True)
+class SetExceptions(Command):
+    """RFC 8456 §5.3.1: from now on ``percent`` % of the fabric's PACKET_INs, at seeded positions, are replaced by
+    the invalid kind ``kind`` (emulator.malformed.ExceptionPlan); 0 stops it."""
+    percent: float
+    kind: str = "B03"
+    seed: int = 8456
+
+
+@wire
+@dataclass(frozen=True)
 class StartTrace(Command):
     response: ClassVar[type] = TraceStarted
 

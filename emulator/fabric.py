@@ -44,6 +44,7 @@ from . import flowcodec as fc
 from . import flowtable as ftab
 from .flowtable import FlowModFailed, Pipeline
 from .frames import garp_frame
+from .malformed import exception_bytes
 from .protocol import CLOSE_LOCAL, SessionListener, SwitchProtocol, SwitchSpec
 from .topology import Endpoint, Topology
 
@@ -192,6 +193,9 @@ class Fabric(SessionListener):
         self.frames_forwarded = 0       # frames that crossed a link
         self.frames_to_hosts = 0        # frames delivered at a host port
         self.packet_ins_data = 0        # PACKET_INs of non-discovery frames
+        self.exceptions = None          # an ExceptionPlan (§5.3.1): some PACKET_INs replaced by invalid messages
+        self.async_messages = 0         # PACKET_INs due while a plan was set, replaced or not
+        self.exceptions_sent = 0
         self.storm_drops = 0            # copies dropped by the hop or copy bound
         self.unsupported_outputs = 0    # output to NORMAL / LOCAL / TABLE from a table
         self.trace: Optional[dict] = None   # per-flow provisioning records, while start_trace() is on
@@ -335,11 +339,20 @@ class Fabric(SessionListener):
                 self.not_delivered += 1
 
     def deliver(self, at: Endpoint, data: bytes, t_out: int, reason: int = codec.OFPR_NO_MATCH) -> bool:
-        """Write ``data`` as a PACKET_IN at ``at`` (a port of a switch this process owns)."""
+        """Write ``data`` as a PACKET_IN at ``at`` (a port of a switch this process owns).  Under an exception
+        plan (§5.3.1) some are replaced by an invalid message, which counts as neither relayed nor delivered."""
         target = self.sessions.get(at.dpid)
         if target is None or target.closed:
             self.not_delivered += 1
             return False
+        plan = self.exceptions
+        if plan is not None:
+            self.async_messages += 1
+            if plan.take():
+                target.send(exception_bytes(plan.kind, target.version, target.next_xid(), at.port, data, reason),
+                            "exception")
+                self.exceptions_sent += 1
+                return True
         target.send(codec.encode_packet_in(target.version, target.next_xid(), codec.NO_BUFFER, at.port, data,
                                            reason=reason), "packet_in")
         if self.data_plane and ethertype(data) not in DISCOVERY_ETHERTYPES:
@@ -559,6 +572,7 @@ class Fabric(SessionListener):
                 "last_relay_before": self.last_relay_before(before_ns) if before_ns is not None else None,
                 "first_in": [[e.dpid, e.port, t] for e, t in self.first_in.items()],
                 "relayed": self.relayed, "sent_remote": self.sent_remote, "received_remote": self.received_remote,
+                "async_messages": self.async_messages, "exceptions_sent": self.exceptions_sent,
                 "not_delivered": self.not_delivered,
                 "discovery_outs": self.discovery_outs, "other_outs": self.other_outs,
                 "buffered_outs": self.buffered_outs, "hosts_announced": self.hosts_announced,

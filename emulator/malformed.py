@@ -684,3 +684,62 @@ def catalogue_markdown() -> str:
 
 if __name__ == "__main__":   # pragma: no cover
     print(catalogue_markdown(), end="")
+
+
+# --------------------------------------------------------------------------- RFC 8456 §5.3.1: exceptions in the stream
+
+# Kinds that replace a real PACKET_IN by an invalid form of it (its frame kept); any other single-message kind
+# replaces it by the kind's own bytes.
+DERIVED = {"B01": "version 0x42", "B03": "the supported version not negotiated", "B04": "version 0x06",
+           "C02": "type 0xcc"}
+EXCEPTION_BLOCK = 100
+
+
+def exception_bytes(kind_id: str, version: int, xid: int, in_port: int, data: bytes, reason: int = 0) -> bytes:
+    """The invalid message sent in place of the PACKET_IN (version, xid, in_port, data, reason)."""
+    if kind_id == "B03":
+        return codec.encode_packet_in(other(version), xid, codec.NO_BUFFER, in_port & 0xFFFF if version == OFP13
+                                      else in_port, data, reason=reason)
+    valid = codec.encode_packet_in(version, xid, codec.NO_BUFFER, in_port, data, reason=reason)
+    if kind_id in ("B01", "B04"):
+        return bytes([0x42 if kind_id == "B01" else 0x06]) + valid[1:]
+    if kind_id == "C02":
+        return valid[:1] + b"\xcc" + valid[2:]
+    sends = payload(kind_id, version)
+    return sends[0][1]
+
+
+def exception_kind_problem(kind_id: str) -> Optional[str]:
+    """Why ``kind_id`` cannot stand in for a PACKET_IN in §5.3.1, or None."""
+    kind = BY_ID.get(kind_id.upper())
+    if kind is None:
+        return f"no catalogue kind {kind_id!r}"
+    if kind.id in DERIVED:
+        return None
+    if kind.stage != SESSION or kind.hazard or len(payload(kind.id, kind.versions[-1])) != 1:
+        return (f"kind {kind.id} is not one message sent mid-session without a known hazard; use one of "
+                f"{', '.join(DERIVED)} or another session kind")
+    return None
+
+
+class ExceptionPlan:
+    """Which asynchronous messages become invalid: in every block of :data:`EXCEPTION_BLOCK` consecutive
+    messages, ``round(percent)`` seeded positions; so k = round(p·N) of N (±1 for a partial last block)."""
+
+    def __init__(self, percent: float, kind: str = "B03", seed: int = 8456):
+        self.percent, self.kind, self.seed = percent, kind, seed
+        self.per_block = round(percent * EXCEPTION_BLOCK / 100.0)
+        self.rng = random.Random(seed)
+        self.seen = 0
+        self.replaced = 0
+        self._positions: frozenset = frozenset()
+
+    def take(self) -> bool:
+        """The next asynchronous message: is it one to replace?"""
+        at = self.seen % EXCEPTION_BLOCK
+        if at == 0:
+            self._positions = frozenset(self.rng.sample(range(EXCEPTION_BLOCK), self.per_block))
+        self.seen += 1
+        hit = at in self._positions
+        self.replaced += hit
+        return hit

@@ -256,7 +256,8 @@ class Shard:
         st = net.fabric.status(cmd.before_ns)
         lost, detail = net.lost()
         counters = {k: st[k] for k in ("relayed", "sent_remote", "received_remote", "not_delivered", "discovery_outs",
-                                       "other_outs", "buffered_outs", "hosts_announced")}
+                                       "other_outs", "buffered_outs", "hosts_announced", "async_messages",
+                                       "exceptions_sent")}
         return c.FabricState(ready=st["ready"], owned=st["owned"], counters=counters,
                              t_first_discovery_out=st["t_first_discovery_out"],
                              t_last_relayed_in=st["t_last_relayed_in"], last_relay_before=st["last_relay_before"],
@@ -264,6 +265,14 @@ class Shard:
                              relay_latency_ns=st["relay_latency_ns"], change=st["change"],
                              data_plane=st["data_plane"] or None, sessions_lost=lost, lost_detail=detail,
                              pids=(os.getpid(),))
+
+    @responder(c.SetExceptions)
+    def set_exceptions(self, cmd: c.SetExceptions, emit) -> c.Done:
+        from .malformed import ExceptionPlan
+
+        fabric = self._fabric().fabric
+        fabric.exceptions = ExceptionPlan(cmd.percent, cmd.kind, cmd.seed) if cmd.percent > 0 else None
+        return c.Done()
 
     @responder(c.ChangeTopology)
     def change(self, cmd: c.ChangeTopology, emit) -> c.Done:
