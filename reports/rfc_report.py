@@ -93,6 +93,7 @@ def render_markdown(data: dict) -> str:
     for bench in data.get("benchmarks", []):
         lines += render_benchmark(bench, data.get("schema_version"))
     lines += render_series(data.get("benchmarks", []))
+    lines += render_exception_table(data.get("benchmarks", []))
     return "\n".join(lines)
 
 
@@ -175,9 +176,9 @@ def render_series(benchmarks: list) -> list:
     for b in benchmarks:
         x = b.get("series_x")
         if x and (b.get("summary") or {}).get("n"):
-            groups.setdefault((b["benchmark"], x["name"]), []).append((x["value"], b))
+            groups.setdefault((b["benchmark"], b.get("title"), x["name"]), []).append((x["value"], b))
     lines = []
-    for (name, xname), points in groups.items():
+    for (name, _title, xname), points in groups.items():
         if len(points) < 2:
             continue
         unit = points[0][1].get("unit", "")
@@ -186,6 +187,52 @@ def render_series(benchmarks: list) -> list:
                          for x, b in sorted(points, key=lambda p: p[0])],
                         header=(f"X = {xname}", f"Average ({unit})", "Variance", "n"))
     return lines
+
+
+def render_exception_table(benchmarks: list) -> list:
+    """RFC 8456 §5.3.1's table: one row per test, one column per share of invalid messages; each cell with its
+    deviation from the baseline and the p-value of the two-sample test."""
+    cells = [b for b in benchmarks if b.get("benchmark") == "test_exception_handling"]
+    if not cells:
+        return []
+    rows: dict = {}
+    percents: set = set()
+    kinds: set = set()
+    for b in cells:
+        par = b.get("parameters") or {}
+        pct = par.get("exceptions_percent")
+        percents.add(pct)
+        rows.setdefault(par.get("test", "?"), {})[pct] = b
+        if par.get("exception_kind"):
+            kinds.add(f"{par['exception_kind']} ({par.get('exception_kind_title', '')})")
+    order = sorted(p for p in percents if p is not None)
+    lines = ["## Exception Handling — RFC 8456 §5.3.1 (the RFC's table)", "",
+             "Each cell: the test's average over its trials; at 1 % and 2 %, its deviation from the cell without "
+             "exceptions (or --baseline) and the p-value of the two-sample test.  Invalid message kind: "
+             + ", ".join(sorted(kinds)) + ".", ""]
+    table = []
+    for test, by_pct in rows.items():
+        row = [test.replace("_", " ")]
+        for pct in order:
+            b = by_pct.get(pct)
+            if b is None:
+                row.append("—")
+                continue
+            status, reason = judge(b)
+            s = b.get("summary") or {}
+            if status == "skipped" or not s.get("n"):
+                row.append(f"{status}: {reason}")
+                continue
+            text = f"{_v(s['mean'], 4)} {b.get('unit', '')} (n = {s['n']})"
+            cmp_ = b.get("against_without_exceptions")
+            if cmp_ and cmp_.get("deviation_percent") is not None:
+                text += f"; Δ {cmp_['deviation_percent']:+.1f} %, p = {_v(cmp_.get('p_value'), 3)} ({cmp_.get('test')})"
+            if status != "passed":
+                text += f" [{status}]"
+            row.append(text)
+        table.append(tuple(row))
+    header = ("Test",) + tuple("Without Exceptions" if p == 0 else f"With {p}% Exceptions" for p in order)
+    return lines + _table(table, header=header)
 
 
 def render_benchmark(bench: dict, schema_version=None) -> list:

@@ -47,6 +47,10 @@ class FakeEm:
     def change(self, kind, dpid, port=None):
         self.changes.append((kind, dpid, port, self.clock.now()))
 
+    def begin_measurement(self):       # §5.3.1's exceptions would start here: after discovery, before the change
+        assert not self.changes
+        self.measuring = self.clock.now()
+
     def withdraw(self):
         self.withdrawn += 1
 

@@ -59,3 +59,38 @@ def test_the_fabric_replaces_one_packet_in_in_a_hundred():
     assert rest == b"" and len(versions) == 300 and versions.count(OFP10) == 3 == fabric.exceptions_sent
     assert fabric.async_messages == 300 and fabric.relayed == 297          # a replaced one is not relayed
     assert fabric.status()["exceptions_sent"] == 3
+
+
+def cell(test, pct, values, unit="paths/s", status="passed", comparison=None, reason=""):
+    b = {"benchmark": "test_exception_handling", "rfc_section": "5.3.1", "unit": unit, "variant": f"{test}-{pct}%",
+         "parameters": {"test": test, "exceptions_percent": pct, "exception_kind": "B03",
+                        "exception_kind_title": "PACKET_IN of the other version"},
+         "trials": [{"index": i + 1, "ok": True, "value": v} for i, v in enumerate(values)],
+         "summary": {"n": len(values), "mean": sum(values) / len(values)} if values else {"n": 0},
+         "verdict": None, "outcome": {"status": status, **({"reason": reason} if reason else {})}}
+    if comparison:
+        b["against_without_exceptions"] = comparison
+    return b
+
+
+def test_baselines_and_the_rfc_table():
+    from fixtures.exception_handling import ExceptionParams, baseline_for, comparison, path_programming_rate
+    from reports.rfc_report import render_exception_table
+    rate = "reactive_path_provisioning_rate"
+    run = {"benchmarks": [cell(rate, 0, [300.0, 310.0, 320.0])]}
+    assert baseline_for(rate, run, None) == ([300.0, 310.0, 320.0], "the 0 % cell of this run")
+    assert path_programming_rate(run, None)[0] == pytest.approx(310.0)
+    older = {"benchmarks": [{"benchmark": "test_reactive_path_provisioning_rate", "trials": [
+        {"ok": True, "value": 200.0}, {"ok": True, "value": 220.0}]}]}
+    assert baseline_for(rate, {"benchmarks": []}, older)[1] == "test_reactive_path_provisioning_rate in --baseline"
+    assert baseline_for(rate, {"benchmarks": []}, None)[0] is None
+    c = comparison([250.0, 255.0, 260.0, 252.0], [300.0, 310.0, 320.0, 305.0], True, 0.05, "the 0 % cell")
+    assert c["deviation_percent"] == pytest.approx((254.25 - 308.75) / 308.75 * 100) and c["p_value"] < 0.05
+    table = render_exception_table([cell(rate, 0, [310.0]), cell(rate, 1, [254.0], comparison=c),
+                                    cell("network_topology_change_detection_time", 2, [], unit="ms",
+                                         status="skipped", reason="not benchmarkable at 2 % with kind B03")])
+    text = "\n".join(table)
+    assert "| Test | Without Exceptions | With 1% Exceptions | With 2% Exceptions |" in text
+    assert "Δ -17.7 %" in text and "not benchmarkable at 2 % with kind B03" in text and "B03 (" in text
+    assert ExceptionParams(kind="K01").problems() and ExceptionParams(percents=(0,)).problems()
+    assert ExceptionParams().cells()[:3] == [(rate, 0), (rate, 1), (rate, 2)]

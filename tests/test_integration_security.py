@@ -98,3 +98,43 @@ def test_a_screen_stopped_by_sigterm_keeps_the_kinds_it_judged(tmp_path):
     assert bench["outcome"]["status"] == "interrupted" and bench["screen"]["screened"] >= 3
     assert "<error" in (out / "junit.xml").read_text() and "A01" in (out / "report.md").read_text()
     check_results_files(out)
+
+
+EXC_QUICK = ("--repetitions", "2", "--topology", "leaf-spine:2x2", "--rate-td", "2", "--offered-rate", "300",
+             "--change-td", "3", "--exception-percents", "1")
+
+
+def test_exception_handling_table_against_ryu(tmp_path):
+    out = tmp_path / "exc"
+    proc = pytest_run("suites", "-k", "exception_handling", "--exception-tests", "rate,change", *EXC_QUICK,
+                      "--report-dir", out, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    data = load_results(out / "results.json")
+    cells = {(b["parameters"]["test"], b["parameters"]["exceptions_percent"]): b for b in data["benchmarks"]}
+    assert set(cells) == {("reactive_path_provisioning_rate", 0), ("reactive_path_provisioning_rate", 1),
+                          ("network_topology_change_detection_time", 0),
+                          ("network_topology_change_detection_time", 1)}
+    one = cells[("reactive_path_provisioning_rate", 1)]
+    base = cells[("reactive_path_provisioning_rate", 0)]
+    assert one["parameters"]["offered_rate"] == pytest.approx(1.01 * base["summary"]["mean"])
+    sent = [t["details"]["exceptions_sent"] for t in one["trials"]]
+    assert all(s >= 1 for s in sent) and all(
+        abs(t["details"]["exceptions_sent"] - round(t["details"]["async_messages"] / 100)) <= 1 for t in one["trials"])
+    assert "exceptions_sent" not in base["trials"][0]["details"]          # the 0 % cell sends none
+    assert one["against_without_exceptions"]["baseline"] == "the 0 % cell of this run"
+    report = (out / "report.md").read_text()
+    assert "| Test | Without Exceptions | With 1% Exceptions |" in report and "Δ " in report
+    check_results_files(out)
+
+
+def test_a_kind_that_closes_sessions_is_not_benchmarkable(tmp_path):
+    # Ryu closes the session of a switch that sends version 0x42 (the screen's B01 CLOSED): never a rate.
+    out = tmp_path / "closes"
+    proc = pytest_run("suites", "-k", "exception_handling", "--exception-tests", "rate", "--exception-kind", "B01",
+                      *EXC_QUICK, "--report-dir", out, timeout=600)
+    data = load_results(out / "results.json")
+    one = next(b for b in data["benchmarks"] if b["parameters"].get("exceptions_percent") == 1)
+    assert one["outcome"]["status"] == "skipped", one["outcome"]
+    assert "not benchmarkable at 1 % with kind B01" in one["outcome"]["reason"]
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "not benchmarkable" in (out / "report.md").read_text()
