@@ -682,6 +682,7 @@ class StreamSpec:
     size: int = 128
     src_net: int = 101
     dst_net: int = 102
+    delay: float = 0.0
 
 
 @wire

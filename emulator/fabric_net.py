@@ -163,7 +163,7 @@ class FabricNet:
         if cmd.action == "stream":
             st = cmd.stream
             flows = tpt.synthetic_flows(st.flows, st.src_net, st.dst_net, st.first)
-            s = port.add_stream(st.stream, flows, st.size, st.rate, st.count, st.duration)
+            s = port.add_stream(st.stream, flows, st.size, st.rate, st.count, st.duration, st.delay)
             return PortAnswer(tx={st.stream: s.report()})
         if cmd.action == "start":
             port.start()

@@ -146,6 +146,7 @@ class TxStream:
     size: int
     rate: float                   # frames per second
     count: int                    # frames to send
+    delay: float = 0.0            # seconds after start() before its first frame
     headers: list = field(default_factory=list, repr=False)
     sent: int = 0
     first_ns: Optional[int] = None
@@ -185,8 +186,9 @@ class TestPort:
         return len(hosts)
 
     def add_stream(self, stream: int, flows: list, size: int = 128, rate: float = 1000.0,
-                   count: Optional[int] = None, duration: Optional[float] = None) -> TxStream:
-        """A stream of frames cycling through ``flows``, ``count`` frames (or ``rate`` × ``duration``)."""
+                   count: Optional[int] = None, duration: Optional[float] = None, delay: float = 0.0) -> TxStream:
+        """A stream of frames cycling through ``flows``, ``count`` frames (or ``rate`` × ``duration``), its
+        first ``delay`` s after :meth:`start` (a test flow that starts once background traffic runs)."""
         if not 0 <= stream <= 0xFFFF or stream in self.tx:
             raise ValueError(f"stream id {stream} is out of range 0..65535 or already used on this port")
         if not flows:
@@ -199,7 +201,9 @@ class TestPort:
             if duration is None or duration <= 0:
                 raise ValueError("give a frame count or a duration above 0 s")
             count = max(1, int(rate * duration))
-        s = TxStream(stream, list(flows), size, float(rate), int(count))
+        if delay < 0:
+            raise ValueError(f"a stream's delay must be 0 s or more (got {delay})")
+        s = TxStream(stream, list(flows), size, float(rate), int(count), float(delay))
         s.headers = [frame_header(f, size) for f in s.flows]
         self.tx[stream] = s
         return s
@@ -224,7 +228,7 @@ class TestPort:
         for s in self.tx.values():
             if s.done:
                 continue
-            due = min(s.count, int(s.rate * elapsed) + 1)
+            due = min(s.count, int(s.rate * (elapsed - s.delay)) + 1) if elapsed >= s.delay else 0
             while s.sent < due:
                 t = self.now_ns()
                 seq = s.sent

@@ -151,3 +151,20 @@ def test_test_ports_through_the_fabric_reach_each_other_by_installed_flows():
     rx = ports[at3].report()["rx"][1]
     assert rx["unique"] == 20 and rx["flows_reached"] == 4 and rx["duplicates"] == 0
     assert fabric.frames_forwarded == 40 and fabric.frames_to_hosts == 20
+
+
+def test_a_delayed_stream_starts_after_its_delay_beside_a_running_one():
+    tp, sent, clock = port()
+    tp.add_stream(2, tpt.synthetic_flows(5), rate=100, count=300)        # background from the start
+    tp.add_stream(1, tpt.synthetic_flows(1), rate=1000, count=5, delay=0.5)
+    tp.start()
+    for _ in range(499):
+        clock.advance(0.001)
+    assert {tpt.read_tag(f)[0] for f in sent} == {2}                     # nothing of stream 1 before 0.5 s
+    for _ in range(20):
+        clock.advance(0.001)
+    rep = tp.report()["tx"]
+    assert rep[1]["sent"] == 5 and rep[1]["first_ns"] == pytest.approx(0.5e9, abs=2e6)
+    assert rep[2]["sent"] == pytest.approx(52, abs=2)                    # the background kept its pace
+    with pytest.raises(ValueError, match="delay"):
+        tp.add_stream(3, tpt.synthetic_flows(1), count=1, delay=-1)
