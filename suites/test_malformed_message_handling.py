@@ -31,7 +31,8 @@ MEASUREMENT_POINT = (
                      measurement_point=MEASUREMENT_POINT, repetitions="screen.runs")
 def test_malformed_message_handling(benchmark_run, emulator_pool, controller, bmwg):
     p = bmwg.screen
-    screen = Screen(emulator_pool, p, bmwg.openflow, controller, progress=benchmark_run.progress)
+    screen = Screen(emulator_pool, p, bmwg.openflow, controller, progress=benchmark_run.progress,
+                    known=bmwg.known_findings)
     if not screen.kinds:
         benchmark_run.skip(f"--malformed-kinds {p.kinds!r} names no kind for OpenFlow "
                            f"{codec.VERSION_NAMES[bmwg.openflow]}")

@@ -475,3 +475,23 @@ def test_ryu_reads_every_well_framed_kind_without_the_hazards(version):
 def test_a_processed_kind_may_be_answered_by_its_own_reply():
     assert classify("A09", replies=[[1700.0, "echo_reply", mf.MARK_XID, None, None]]) == mf.CONFORMANT
     assert classify("A09", replies=[[1700.0, "echo_reply", 5, None, None]]) == mf.TOLERANT
+
+
+def test_progress_lines_name_known_findings():
+    class Ctl:
+        mode, address = "external", ("127.0.0.1", 1)
+
+        def exit_reason(self):
+            return None
+
+    class Pool:
+        def call_one(self, index, cmd, timeout):
+            return {"kind": cmd.kind, **obs(kind=cmd.kind, sentinel_max_wait_ms=5000.0)}   # every kind hangs
+
+    from fixtures.screen import Screen
+    lines = []
+    s = Screen(lambda: Pool(), ScreenParams(kinds="C01,C02"), OFP13, Ctl(), progress=lines.append,
+               known={"C01": "a note"})
+    recs = s.run_pass(1, on_kind=lambda rec: None)
+    assert [r["outcome"] for r in recs] == [mf.HANG, mf.NOT_SCREENED]      # the external controller was lost
+    assert "(known finding)" in lines[0] and "(not screened)" in lines[1] and "kind C01" in recs[1]["detail"]
