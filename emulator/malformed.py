@@ -148,7 +148,6 @@ def match13(oxms: bytes = IN_PORT_1, mtype: int = 1, length: Optional[int] = Non
 def packet_in(version: int, data: bytes = b"", *, buffer_id: int = MARK_BUFFER, total_len: Optional[int] = None,
               reason: int = 0, table_id: int = 0, cookie: int = 0, match: Optional[bytes] = None,
               in_port: int = 1, xid: int = MARK_XID, type_: int = codec.PACKET_IN) -> bytes:
-    data = arp_frame() if data is None else data
     total = len(data) if total_len is None else total_len
     if version == OFP10:
         body = struct.pack("!IHHBx", buffer_id, total, in_port, reason) + data

@@ -34,6 +34,7 @@ from .protocol import SessionListener, SwitchProtocol, SwitchSpec
 FRESH_AFTER_S = 0.5
 AFTER_HANDSHAKE = (mf.SESSION, mf.MUTE_ECHO, mf.ERROR_EVERY, mf.DUPLICATE)
 SENTINEL_MAC_BASE = 0x025E_0000_0000
+_SENTINEL_PREFIX = SENTINEL_MAC_BASE.to_bytes(6, "big")[:4]     # what every sentinel source MAC begins with
 _MARKS = (mf.MARK_MAC, struct.pack("!I", mf.MARK_BUFFER))
 
 
@@ -291,12 +292,12 @@ class KindScreen(SessionListener):
         if msg.name == "echo_reply":
             key = ("echo", msg.xid)
         elif msg.name in mf.ACTS:
-            at = frame.find(SENTINEL_MAC_BASE.to_bytes(6, "big")[:4])
+            at = frame.find(_SENTINEL_PREFIX)
             while at >= 0 and key is None:
                 candidate = ("mac", frame[at:at + 6])
                 if candidate in self.pending:
                     key = candidate
-                at = frame.find(SENTINEL_MAC_BASE.to_bytes(6, "big")[:4], at + 1)
+                at = frame.find(_SENTINEL_PREFIX, at + 1)
         sent = self.pending.pop(key, None) if key else None
         if sent is None:
             return
