@@ -12,6 +12,7 @@ is a lower bound (a cap was reached) is shown as ``≥ value``.
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from .outcome import RULE, judge, run_line
 from .results import lower_bound_note, lower_bound_trials
@@ -94,6 +95,7 @@ def render_markdown(data: dict) -> str:
         lines += render_benchmark(bench, data.get("schema_version"))
     lines += render_series(data.get("benchmarks", []))
     lines += render_exception_table(data.get("benchmarks", []))
+    lines += render_dos_table(data.get("benchmarks", []))
     return "\n".join(lines)
 
 
@@ -233,6 +235,66 @@ def render_exception_table(benchmarks: list) -> list:
         table.append(tuple(row))
     header = ("Test",) + tuple("Without Exceptions" if p == 0 else f"With {p}% Exceptions" for p in order)
     return lines + _table(table, header=header)
+
+
+def _dos_cell(b: Optional[dict]) -> str:
+    if b is None:
+        return "—"
+    status, reason = judge(b)
+    s = b.get("summary") or {}
+    if status == "skipped" or not s.get("n"):
+        return f"{status}: {reason}"
+    bound = "≥ " if lower_bound_trials(b) else ""
+    text = f"{bound}{_v(s['mean'], 4)} {b.get('unit', '')} (n = {s['n']})"
+    for key, label in (("against_without_attacks", "vs none"), ("against_sham", "vs sham")):
+        c = b.get(key) or {}
+        if c.get("deviation_percent") is not None:
+            text += f"; {label}: Δ {c['deviation_percent']:+.1f} %, p = {_v(c.get('p_value'), 3)}"
+    reached = b.get("attack_reached")
+    if reached:
+        share = reached["min_share"] * 100
+        text += f"; attack reached {reached['mean_rate']:.0f} {reached['unit']} (min {share:.0f} % of its target)"
+    if any(n.startswith("no verdict: the attack") for n in b.get("notes", [])):
+        text += " [no verdict: attack below 80 % of its rate]"
+    if status != "passed":
+        text += f" [{status}]"
+    return text
+
+
+def render_dos_table(benchmarks: list) -> list:
+    """RFC 8456 §5.3.2's table: one row per test; "Without any attacks", then per attack its sham and "With
+    attacks"; each cell with its deviation from the cell without attacks (and an attack cell from its sham) and the
+    p-values; then the nature of each attack and the interface it attacked."""
+    cells = [b for b in benchmarks if b.get("benchmark") == "test_denial_of_service_handling"]
+    if not cells:
+        return []
+    rows: dict = {}
+    attacks: dict = {}
+    management = ""
+    for b in cells:
+        par = b.get("parameters") or {}
+        rows.setdefault(par.get("test", "?"), {})[(par.get("condition"), par.get("attack"))] = b
+        if par.get("attack"):
+            attacks.setdefault(par["attack"], par)
+        management = management or par.get("management_interface", "")
+    columns = [("none", None)] + [(c, a) for a in attacks for c in ("sham", "attack")]
+    lines = ["## Denial-of-Service Handling — RFC 8456 §5.3.2 (the RFC's table)", "",
+             "Each cell: the test's average over its trials, its deviation from the cell without any attacks (vs "
+             "none) and, for an attack, from its sham (vs sham: the controller's own degradation, the attacker's CPU "
+             "cost taken out), with the two-sample test's p-value; the attack rate reached.", ""]
+    table = [tuple([test.replace("_", " ")] + [_dos_cell(by.get(col)) for col in columns])
+             for test, by in rows.items()]
+    header = ("Test",) + tuple("Without any attacks" if c == "none" else
+                               (f"Sham ({a})" if c == "sham" else f"With attacks ({a})") for c, a in columns)
+    lines += _table(table, header=header)
+    if attacks:
+        lines += _table([(a, par.get("attack_interface", "?"), par.get("attack_nature", "?"),
+                          f"{_v(par.get('attack_target_rate'), 6)} {par.get('attack_rate_unit', '')}",
+                          par.get("sham", "?")) for a, par in attacks.items()],
+                        header=("Attack", "Interface attacked", "Nature of the attack", "Target rate", "Sham"))
+    if management:
+        lines += [management, ""]
+    return lines
 
 
 def render_benchmark(bench: dict, schema_version=None) -> list:
