@@ -141,11 +141,13 @@ def syn_packets(src: str, dst: str, dport: int, n: int = 4096, seed: int = 8456)
 
 
 def flood_frame(index: int) -> bytes:
-    """A 64-byte IPv4 frame to an unknown unicast MAC, its source MAC unique per ``index``."""
+    """A 60-byte frame (the Ethernet minimum without FCS), IPv4/UDP to the discard port of an unknown unicast MAC,
+    its source MAC unique per ``index``."""
     src = b"\x02\xa7" + struct.pack("!I", index & 0xFFFFFFFF)
     dst = b"\x02\xa7\xff\x00\x00\x01"
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 46, 0, 0, 64, 17, 0, bytes([10, 167, 0, 1]), bytes([10, 167, 0, 2]))
-    return dst + src + b"\x08\x00" + ip + bytes(26)
+    udp = struct.pack("!HHHH", 9, 9, 26, 0)
+    return dst + src + b"\x08\x00" + ip + udp + bytes(18)
 
 
 def flood_packet_in(version: int, index: int) -> bytes:
