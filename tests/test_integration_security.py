@@ -138,3 +138,93 @@ def test_a_kind_that_closes_sessions_is_not_benchmarkable(tmp_path):
     assert "not benchmarkable at 1 % with kind B01" in one["outcome"]["reason"]
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "not benchmarkable" in (out / "report.md").read_text()
+
+
+DOS_QUICK = ("--repetitions", "2", "--topology", "leaf-spine:2x2", "--rate-td", "2", "--offered-rate", "300",
+             "--dos-lead", "0.5")
+
+
+def attack_processes(root_pid: int) -> list:
+    """The attack processes below ``root_pid`` (looked at, never signalled)."""
+    import psutil
+    try:
+        kids = psutil.Process(root_pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    out = []
+    for p in kids:
+        try:
+            if "emulator.attack" in " ".join(p.cmdline()):
+                out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def test_denial_of_service_table_against_ryu(tmp_path):
+    import os
+    out = tmp_path / "dos"
+    proc = pytest_run("suites", "-k", "denial_of_service", "--dos-tests", "rate", "--dos-attacks", "syn,packet-in",
+                      *DOS_QUICK, "--report-dir", out, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    data = load_results(out / "results.json")
+    cells = {(b["parameters"]["condition"], b["parameters"].get("attack")): b for b in data["benchmarks"]}
+    assert list(cells) == [("none", None), ("sham", "syn"), ("attack", "syn"), ("sham", "packet-in"),
+                           ("attack", "packet-in")]
+    base = cells[("none", None)]
+    assert "attack_sent" not in base["trials"][0]["details"]
+    for key in list(cells)[1:]:
+        b = cells[key]
+        assert b["parameters"]["offered_rate"] == pytest.approx(1.01 * base["summary"]["mean"])
+        if key[1] == "syn" and os.geteuid() != 0:
+            assert b["outcome"]["status"] == "skipped" and "CAP_NET_RAW" in b["outcome"]["reason"]
+            continue
+        assert all(t["details"]["attack_sent"] > 0 for t in b["trials"])
+        assert b["attack_reached"]["target_rate"] == b["parameters"]["attack_target_rate"]
+        assert b["against_without_attacks"]["baseline"] == "the cell without any attacks of this run"
+    if os.geteuid() == 0:
+        syn = cells[("attack", "syn")]
+        assert syn["attack_reached"]["min_share"] >= 0.8 and "against_sham" in syn
+        assert syn["parameters"]["host_syn_settings"]["tcp_syncookies"] in (0, 1, 2)
+    report = (out / "report.md").read_text()
+    assert "| Test | Without any attacks | Sham (syn) | With attacks (syn) | Sham (packet-in) |" in report
+    assert "Nature of the attack" in report and "not applicable on one host" in report
+    assert len(junit_cases(out)) == 5
+    check_results_files(out)
+
+
+def test_a_dos_run_stopped_by_sigterm_leaves_no_attacker_and_keeps_its_trials(tmp_path):
+    import time
+
+    out = tmp_path / "stopped"
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "suites", "-k", "denial_of_service",
+           "--dos-tests", "rate", "--dos-attacks", "half-open", "--dos-rate", "half-open=100", *DOS_QUICK,
+           "--report-dir", str(out)]
+    proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    try:
+        deadline = time.monotonic() + 240
+        while not seen and time.monotonic() < deadline and proc.poll() is None:
+            seen = attack_processes(proc.pid)
+            time.sleep(0.2)      # watching another process; not a measurement
+        assert seen, "no attack process started"
+        proc.send_signal(signal.SIGTERM)
+        text, _ = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, text[-3000:]
+    assert not any(p.is_running() and p.status() != "zombie" for p in seen), "an attack process outlived the run"
+    data = load_results(out / "results.json")
+    statuses = [b["outcome"]["status"] for b in data["benchmarks"]]
+    assert statuses[0] == "passed" and "interrupted" in statuses
+    assert "<error" in (out / "junit.xml").read_text()
+    check_results_files(out)
+
+
+def test_bad_dos_options_are_named_in_one_message(tmp_path):
+    proc = pytest_run("suites", "-k", "denial_of_service", "--dos-attacks", "syn", "--dos-rate", "packet-in=5",
+                      "--report-dir", tmp_path / "r")
+    assert proc.returncode == 4 and "--dos-rate names packet-in" in proc.stderr
+    proc = pytest_run("suites", "-k", "denial_of_service", "--dos-attacks", "smurf", "--report-dir", tmp_path / "s")
+    assert proc.returncode == 4 and "--dos-attacks" in proc.stderr and "smurf" in proc.stderr
