@@ -108,6 +108,11 @@ def test_denial_of_service_handling(benchmark_run, bmwg, deployed_topology, dos_
 
     _, emu_cpus = bmwg.emulator.placement()
     log_dir = bmwg.report_dir / "attacks"
+    if kind:
+        run.parameters(attack_cpus=list(emu_cpus) if emu_cpus else "not pinned (shares the emulator's CPUs)")
+        problems = spec_for(dp, kind, False, controller.address, controller.openflow).problems()
+        if problems:
+            run.skip(f"the {kind} attack cannot run against this controller: {'; '.join(problems)}")
 
     def attacked(index, measure, step=""):
         """Run ``measure()`` under this cell's attack (or none); (its result, the attack's figures)."""
@@ -121,6 +126,10 @@ def test_denial_of_service_handling(benchmark_run, bmwg, deployed_topology, dos_
                 r = measure()
         except AttackFailed as exc:
             raise TrialFailed(str(exc)) from None
+        stopped_by = (a.result or {}).get("stopped_by")
+        if stopped_by != "signal":
+            raise TrialFailed(f"the {kind} attack stopped by itself ({stopped_by}: its count or --dos-max-seconds "
+                              f"{dp.max_seconds:g} s) before the measurement ended; raise --dos-max-seconds")
         return r, a.summary()
 
     def trial(index):

@@ -232,3 +232,19 @@ def test_the_rfc_table_has_the_columns_the_rfc_names_and_the_nature_and_interfac
     assert "attack reached 19990 SYN/s" in text and "| syn | southbound | TCP SYN flood" in text
     assert "not applicable on one host" in text
     assert render_dos_table([]) == []
+
+
+def test_a_packet_in_flood_follows_tcp_flow_control():
+    from twisted.internet.testing import StringTransport
+    spec = atk.AttackSpec("packet-in", ("127.0.0.1", 6653), 1000.0, 1.0)
+    stats = atk.Stats("packet-in", False, "127.0.0.1:6653", 1000.0, "PACKET_IN/s", 1000, 1.0)
+    flood = atk.PacketInFlood(spec, stats, MemoryReactorClock())
+    flood.version, flood.transport = codec.OFP13, StringTransport()
+    flood.send(3)
+    flood.pauseProducing()          # the controller's socket is full
+    flood.send(5)
+    flood.resumeProducing()
+    flood.send(2)
+    frames, rest = codec.split_frames(flood.transport.value())
+    assert rest == b"" and len(frames) == 5 and stats.sent == 5 and stats.skipped == 5
+    assert [codec.decode(f).xid for f in frames] == [1, 2, 3, 4, 5]
