@@ -41,6 +41,7 @@ from typing import Callable, NamedTuple, Optional
 from urllib.parse import urlsplit
 
 from . import codec
+from .protocol import PushProducer
 
 
 class Kind(NamedTuple):
@@ -318,7 +319,10 @@ class DpidChurn(Attack):
             self.stats.sent += 1
 
 
-class PacketInFlood(Attack):
+class PacketInFlood(PushProducer, Attack):
+    """Registered as its connection's producer (TCP flow control): while the controller's socket is full, due
+    messages are skipped, not queued in this process, so ``sent`` is what the controller's side took."""
+
     def start(self):
         from twisted.internet import defer, protocol
 
@@ -371,19 +375,6 @@ class PacketInFlood(Attack):
             self.rx_before = session.counters.rx
             return session
         return ready.addCallback(up)
-
-    # IPushProducer: TCP flow control.  While the controller's socket is full, due messages are skipped, not
-    # queued in this process, so ``sent`` is what the controller's side of the connection took.
-    paused = False
-
-    def pauseProducing(self):
-        self.paused = True
-
-    def resumeProducing(self):
-        self.paused = False
-
-    def stopProducing(self):
-        self.paused = True
 
     def send(self, n: int) -> None:
         if self.paused:

@@ -59,6 +59,21 @@ class SessionListener:
 
 
 
+class PushProducer:
+    """IPushProducer for whatever writes more than its peer reads: registered with a transport, it is paused
+    when the transport's buffer passes its high-water mark (TCP flow control) and resumed when it drains."""
+    paused = False
+
+    def pauseProducing(self):
+        self.paused = True
+
+    def resumeProducing(self):
+        self.paused = False
+
+    def stopProducing(self):
+        self.paused = True
+
+
 @dataclass
 class Counters:
     rx: int = 0

@@ -42,7 +42,7 @@ from zope.interface import implementer
 from . import codec, frames
 from .control import CLOSE_PROTOCOL, Announced, AnnounceDestinations, Connected, ConnectSwitches, TrafficResult
 from .params import TrafficParams  # noqa: F401  (re-exported: a trial's parameters)
-from .protocol import SwitchProtocol, SwitchSpec
+from .protocol import PushProducer, SwitchProtocol, SwitchSpec
 from .ramp import Ramp, RampLedger
 
 KIND_PACKET_OUT, KIND_FLOW_MOD = 0, 1
@@ -61,7 +61,7 @@ def ring_size(n_switches: int) -> int:
 
 
 @implementer(IPushProducer)
-class TrafficSwitch(SwitchProtocol):
+class TrafficSwitch(PushProducer, SwitchProtocol):
     """An emulated switch that sends PACKET_INs and matches the responses."""
 
     def __init__(self, spec: SwitchSpec, clock, listener=None, ring: int = 1 << 12, **kwargs):
@@ -102,16 +102,6 @@ class TrafficSwitch(SwitchProtocol):
         if hasattr(self.transport, "setTcpNoDelay"):
             self.transport.setTcpNoDelay(True)
         self.transport.registerProducer(self, True)
-
-    # IPushProducer: the transport pauses us when its buffer passes its high-water mark.
-    def pauseProducing(self):
-        self.paused = True
-
-    def resumeProducing(self):
-        self.paused = False
-
-    def stopProducing(self):
-        self.paused = True
 
     # ------------------------------------------------------------------ sending
     def send_requests(self, count: int) -> int:

@@ -5,20 +5,19 @@ import pytest
 
 from emulator import attack as atk
 from emulator import topology as tp
+from fixtures.cells import TESTS, TITLES, background
 from fixtures.discovery import change_trial, size_search, size_trial
 from fixtures.dos import (
     MANAGEMENT_NOTE,
-    TESTS,
+    TABLE,
     AttackFailed,
     AttackProcess,
     attack_comparisons,
     host_syn_settings,
     merge_summaries,
     northbound_target,
-    path_programming_rate,
     spec_for,
 )
-from fixtures.exception_handling import ABOVE_PATH_RATE, background
 from fixtures.harness import TrialFailed, TrialOutcome
 from fixtures.paths import reactive_rate_trial, reactive_time_trial, start_run
 
@@ -34,10 +33,6 @@ DEFINITION = (
     "and change tests run with TP1 offering new pairs at that rate in every cell. Each cell is compared with the "
     "cell without any attacks (or --baseline), an attack cell also with its sham, by the suite's two-sample test; no "
     "verdict when the attack reached less than 80 % of its target rate.")
-TITLES = {"reactive_path_provisioning_rate": ("Reactive Path Provisioning Rate", "RPR"),
-          "reactive_path_provisioning_time": ("Reactive Path Provisioning Time", "RPT"),
-          "network_topology_change_detection_time": ("Network Topology Change Detection Time", "TDT"),
-          "network_discovery_size": ("Network Discovery Size", "Ns")}
 
 
 @pytest.mark.rfc8456(section="5.3.2", category="security", title="Denial-of-Service Handling", symbol="—", unit="—",
@@ -93,18 +88,8 @@ def test_denial_of_service_handling(benchmark_run, bmwg, deployed_topology, dos_
             run.skip(f"the northbound attack cannot run: {why}")
         run.parameters(attack_url=url + " (its port as the controller has it at each trial)")
 
-    rate = None
-    if test in ("reactive_path_provisioning_time", "network_topology_change_detection_time") or \
-            test == "reactive_path_provisioning_rate" and condition != "none":
-        ppr, source = path_programming_rate(result_store.data, bmwg.baseline)
-        if ppr is None:
-            run.skip(f"needs the path programming rate to offer traffic 1 % above it (A.6.2 as A.6.1): {source}; run "
-                     "the rate test's cell without any attacks first (--dos-tests rate,...) or give --baseline")
-        rate = ABOVE_PATH_RATE * ppr
-        run.parameters(offered_rate=rate, offered_rate_from=f"1.01 × the mean path programming rate of {source}")
-    elif test == "reactive_path_provisioning_rate":
-        run.parameters(offered_rate=bmwg.paths.offered_rate, offered_rate_from="--offered-rate (the cell without any "
-                       "attacks measures the path programming rate the other cells offer 1 % above)")
+    rate = TABLE.offered_rate(run, test, condition == "none", result_store.data, bmwg.baseline,
+                              bmwg.paths.offered_rate, "A.6.2 as A.6.1")
 
     _, emu_cpus = bmwg.emulator.placement()
     log_dir = bmwg.report_dir / "attacks"

@@ -4,15 +4,9 @@ network topology change detection time, again, with 1 % and 2 % of the asynchron
 import pytest
 
 from emulator import malformed as mf
+from fixtures.cells import TESTS, TITLES, background, comparison
 from fixtures.discovery import change_trial
-from fixtures.exception_handling import (
-    ABOVE_PATH_RATE,
-    TESTS,
-    background,
-    baseline_for,
-    comparison,
-    path_programming_rate,
-)
+from fixtures.exception_handling import TABLE
 from fixtures.harness import TrialFailed, TrialOutcome
 from fixtures.paths import reactive_rate_trial, reactive_time_trial, start_run
 
@@ -26,9 +20,6 @@ DEFINITION = (
     "going down, while TP1 offers new pairs at that rate, in every cell (so the cells differ in the invalid "
     "messages only). Each cell at p > 0 is compared with the 0 % cell (or --baseline) by the suite's two-sample "
     "test. A cell in which the controller closes switch sessions is not benchmarkable with that kind.")
-TITLES = {"reactive_path_provisioning_rate": ("Reactive Path Provisioning Rate", "RPR"),
-          "reactive_path_provisioning_time": ("Reactive Path Provisioning Time", "RPT"),
-          "network_topology_change_detection_time": ("Network Topology Change Detection Time", "TDT")}
 
 
 @pytest.mark.rfc8456(section="5.3.1", category="security", title="Exception Handling", symbol="—", unit="—",
@@ -48,17 +39,7 @@ def test_exception_handling(benchmark_run, path_emulator, path_controller, bmwg,
                                    "exception_kind": ep.kind, "exception_kind_title": mf.BY_ID[ep.kind].title,
                                    "exception_seed": ep.seed},
                        columns=[("exceptions_sent", "Invalid messages"), ("async_messages", "Asynchronous messages")])
-    rate = None
-    if test != "reactive_path_provisioning_rate" or pct:
-        ppr, source = path_programming_rate(result_store.data, bmwg.baseline)
-        if ppr is None:
-            run.skip(f"needs the path programming rate to offer traffic 1 % above it (A.6.1): {source}; run the "
-                     "rate test's 0 % cell first (--exception-tests rate,...) or give --baseline")
-        rate = ABOVE_PATH_RATE * ppr
-        run.parameters(offered_rate=rate, offered_rate_from=f"1.01 × the mean path programming rate of {source}")
-    elif test == "reactive_path_provisioning_rate":
-        run.parameters(offered_rate=p.offered_rate, offered_rate_from="--offered-rate (the 0 % cell measures the "
-                       "path programming rate the other cells offer 1 % above)")
+    rate = TABLE.offered_rate(run, test, pct == 0, result_store.data, bmwg.baseline, p.offered_rate)
 
     def trial(index):
         path_emulator.exceptions = (pct, ep.kind, ep.seed + index) if pct else None
@@ -84,7 +65,7 @@ def test_exception_handling(benchmark_run, path_emulator, path_controller, bmwg,
 
     entry = run.trials(trial)
     if pct and entry["summary"] and entry["summary"]["n"]:
-        base, source = baseline_for(test, result_store.data, bmwg.baseline)
+        base, source = TABLE.baseline_for(test, result_store.data, bmwg.baseline)
         if base:
             values = [t["value"] for t in entry["trials"] if t.get("ok")]
             run.context("against_without_exceptions", comparison(values, base, higher, bmwg.alpha, source))

@@ -198,10 +198,11 @@ def test_comparisons_against_no_attack_and_sham_and_when_they_are_withheld():
 def test_the_baseline_comes_from_this_run_or_the_baseline_file():
     base_file = {"benchmarks": [{"benchmark": "test_reactive_path_provisioning_rate", "outcome": "passed",
                                  "trials": [{"ok": True, "value": 500}, {"ok": True, "value": 510}]}]}
-    values, source = dos.baseline_for(RPR, {"benchmarks": []}, base_file)
+    values, source = dos.TABLE.baseline_for(RPR, {"benchmarks": []}, base_file)
     assert values == [500, 510] and "--baseline" in source
-    assert dos.path_programming_rate({"benchmarks": []}, base_file)[0] == 505
-    assert dos.baseline_for(RPR, {"benchmarks": []}, None)[0] is None
+    assert dos.TABLE.path_programming_rate({"benchmarks": []}, base_file)[0] == 505
+    none, why = dos.TABLE.baseline_for(RPR, {"benchmarks": []}, None)
+    assert none is None and why.startswith("no baseline: this run's cell without any attacks has no successful")
 
 
 def test_merge_summaries_of_a_size_search():

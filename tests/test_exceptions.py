@@ -74,7 +74,9 @@ def cell(test, pct, values, unit="paths/s", status="passed", comparison=None, re
 
 
 def test_baselines_and_the_rfc_table():
-    from fixtures.exception_handling import ExceptionParams, baseline_for, comparison, path_programming_rate
+    from fixtures.cells import comparison
+    from fixtures.exception_handling import TABLE, ExceptionParams
+    baseline_for, path_programming_rate = TABLE.baseline_for, TABLE.path_programming_rate
     from reports.rfc_report import render_exception_table
     rate = "reactive_path_provisioning_rate"
     run = {"benchmarks": [cell(rate, 0, [300.0, 310.0, 320.0])]}
