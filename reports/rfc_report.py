@@ -237,7 +237,9 @@ def render_exception_table(benchmarks: list) -> list:
     return lines + _table(table, header=header)
 
 
-def _dos_cell(b: Optional[dict]) -> str:
+def _dos_cell(b: Optional[dict], sham: Optional[dict] = None) -> str:
+    """One cell of §5.3.2's table; an attack cell takes its comparison with the sham from the sham cell (which
+    runs after it)."""
     if b is None:
         return "—"
     status, reason = judge(b)
@@ -246,14 +248,15 @@ def _dos_cell(b: Optional[dict]) -> str:
         return f"{status}: {reason}"
     bound = "≥ " if lower_bound_trials(b) else ""
     text = f"{bound}{_v(s['mean'], 4)} {b.get('unit', '')} (n = {s['n']})"
-    for key, label in (("against_without_attacks", "vs none"), ("against_sham", "vs sham")):
-        c = b.get(key) or {}
+    vs_sham = (sham or {}).get("attack_against_sham") or b.get("against_sham")
+    for c, label in ((b.get("against_without_attacks") or {}, "vs none"), (vs_sham or {}, "vs sham")):
         if c.get("deviation_percent") is not None:
             text += f"; {label}: Δ {c['deviation_percent']:+.1f} %, p = {_v(c.get('p_value'), 3)}"
     reached = b.get("attack_reached")
     if reached:
         share = reached["min_share"] * 100
-        text += f"; attack reached {reached['mean_rate']:.0f} {reached['unit']} (min {share:.0f} % of its target)"
+        who = "sham" if (b.get("parameters") or {}).get("condition") == "sham" else "attack"
+        text += f"; {who} reached {reached['mean_rate']:.0f} {reached['unit']} (min {share:.0f} % of its target)"
     if any(n.startswith("no verdict: the attack") for n in b.get("notes", [])):
         text += " [no verdict: attack below 80 % of its rate]"
     if status != "passed":
@@ -282,7 +285,8 @@ def render_dos_table(benchmarks: list) -> list:
              "Each cell: the test's average over its trials, its deviation from the cell without any attacks (vs "
              "none) and, for an attack, from its sham (vs sham: the controller's own degradation, the attacker's CPU "
              "cost taken out), with the two-sample test's p-value; the attack rate reached.", ""]
-    table = [tuple([test.replace("_", " ")] + [_dos_cell(by.get(col)) for col in columns])
+    table = [tuple([test.replace("_", " ")] + [_dos_cell(by.get(col), by.get(("sham", col[1])) if col[0] == "attack"
+                                                         else None) for col in columns])
              for test, by in rows.items()]
     header = ("Test",) + tuple("Without any attacks" if c == "none" else
                                (f"Sham ({a})" if c == "sham" else f"With attacks ({a})") for c, a in columns)

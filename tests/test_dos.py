@@ -140,15 +140,25 @@ def test_the_command_line_refuses_a_remote_target(capsys):
     assert out["event"] == "error" and "not a loopback address" in out["error"]
 
 
-def test_cells_run_each_test_without_attacks_first_then_sham_and_attack():
+def test_cells_run_each_test_without_attacks_first_then_attack_and_sham():
     p = dos.DosParams(attacks=("syn", "northbound"), tests=("rate", "size"))
     cells = p.cells()
     assert cells[:5] == [("reactive_path_provisioning_rate", "none", None),
-                         ("reactive_path_provisioning_rate", "sham", "syn"),
                          ("reactive_path_provisioning_rate", "attack", "syn"),
-                         ("reactive_path_provisioning_rate", "sham", "northbound"),
-                         ("reactive_path_provisioning_rate", "attack", "northbound")]
-    assert [dos.cell_id(*c) for c in cells[5:8]] == ["dos-size-none", "dos-size-syn-sham", "dos-size-syn"]
+                         ("reactive_path_provisioning_rate", "sham", "syn"),
+                         ("reactive_path_provisioning_rate", "attack", "northbound"),
+                         ("reactive_path_provisioning_rate", "sham", "northbound")]
+    assert [dos.cell_id(*c) for c in cells[5:8]] == ["dos-size-none", "dos-size-syn", "dos-size-syn-sham"]
+
+
+def test_a_sham_runs_at_the_rate_its_attack_reached():
+    attack = cell(RPR, "attack", "packet-in", [900, 910])
+    attack["attack_reached"] = {"mean_rate": 6100.0, "unit": "PACKET_IN/s", "min_share": 0.3}
+    rate, source = dos.sham_rate({"benchmarks": [attack]}, RPR, "packet-in")
+    assert rate == 6100.0 and "packet-in attack reached" in source
+    assert dos.sham_rate({"benchmarks": [attack]}, RPR, "syn")[0] is None
+    spec = dos.spec_for(dos.DosParams(), "packet-in", True, ("127.0.0.1", 6653), codec.OFP13, rate=rate)
+    assert spec.rate == 6100.0 and spec.sham
 
 
 def test_rates_option_and_its_problems():
@@ -178,21 +188,23 @@ RPR = "reactive_path_provisioning_rate"
 
 def test_comparisons_against_no_attack_and_sham_and_when_they_are_withheld():
     data = {"benchmarks": [cell(RPR, "none", None, [300, 301, 299, 300, 302]),
-                           cell(RPR, "sham", "syn", [298, 300, 299, 301, 300])]}
+                           cell(RPR, "attack", "syn", [200, 210, 190, 205, 195])]}
     values = [200, 210, 190, 205, 195]
     out = dos.attack_comparisons(values, [trial(v, 0.99) for v in values], RPR, "attack", "syn", data, None, 0.05)
     assert out["against_without_attacks"]["deviation_percent"] == pytest.approx(-33.4, abs=0.1)
-    assert out["against_sham"]["baseline"] == "the syn sham cell of this run"
+    assert "attack_against_sham" not in out          # the sham runs after the attack and compares the two
+    sham = [298, 300, 299, 301, 300]
+    out = dos.attack_comparisons(sham, [trial(v, 0.99) for v in sham], RPR, "sham", "syn", data, None, 0.05)
+    vs = out["attack_against_sham"]
+    assert vs["baseline"] == "the syn sham cell of this run" and vs["mean"] == 200 and vs["baseline_mean"] == 299.6
     low = dos.attack_comparisons(values, [trial(v, 0.5) for v in values], RPR, "attack", "syn", data, None, 0.05)
     assert set(low) == {"withheld"} and "50 %" in low["withheld"]
-    # A closed-loop attack the controller holds down keeps its verdict; its sham below 80 % does not.
-    nb_data = {"benchmarks": data["benchmarks"] + [cell(RPR, "sham", "northbound", [300, 299, 301])]}
-    held = dos.attack_comparisons(values, [trial(v, 0.5) for v in values], RPR, "attack", "northbound", nb_data,
+    # A closed-loop attack the controller holds down keeps its comparison; a sham below 80 % does not.
+    held = dos.attack_comparisons(values, [trial(v, 0.5) for v in values], RPR, "attack", "northbound", data,
                                   None, 0.05)
-    assert "against_sham" in held and "withheld" not in held
-    sham = dos.attack_comparisons(values, [trial(v, 0.5) for v in values], RPR, "sham", "northbound", nb_data,
-                                  None, 0.05)
-    assert set(sham) == {"withheld"}
+    assert "against_without_attacks" in held and "withheld" not in held
+    short = dos.attack_comparisons(sham, [trial(v, 0.5) for v in sham], RPR, "sham", "northbound", data, None, 0.05)
+    assert set(short) == {"withheld"}
 
 
 def test_the_baseline_comes_from_this_run_or_the_baseline_file():
@@ -226,7 +238,8 @@ def test_the_rfc_table_has_the_columns_the_rfc_names_and_the_nature_and_interfac
                                management_interface=dos.MANAGEMENT_NOTE)
         b["attack_reached"] = {"mean_rate": 19990.0, "unit": "SYN/s", "min_share": 0.999}
     attack["against_without_attacks"] = {"deviation_percent": -32.1, "p_value": 0.01}
-    attack["against_sham"] = {"deviation_percent": -31.7, "p_value": 0.02}
+    sham["attack_against_sham"] = {"deviation_percent": -31.7, "p_value": 0.02}
+    sham["parameters"]["condition"] = "sham"
     text = "\n".join(render_dos_table([none, sham, attack]))
     assert "| Test | Without any attacks | Sham (syn) | With attacks (syn) |" in text
     assert "vs none: Δ -32.1 %, p = 0.01; vs sham: Δ -31.7 %, p = 0.02" in text

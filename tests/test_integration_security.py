@@ -169,8 +169,8 @@ def test_denial_of_service_table_against_ryu(tmp_path):
     assert proc.returncode == 0, proc.stdout[-4000:]
     data = load_results(out / "results.json")
     cells = {(b["parameters"]["condition"], b["parameters"].get("attack")): b for b in data["benchmarks"]}
-    assert list(cells) == [("none", None), ("sham", "syn"), ("attack", "syn"), ("sham", "packet-in"),
-                           ("attack", "packet-in")]
+    assert list(cells) == [("none", None), ("attack", "syn"), ("sham", "syn"), ("attack", "packet-in"),
+                           ("sham", "packet-in")]
     base = cells[("none", None)]
     assert "attack_sent" not in base["trials"][0]["details"]
     for key in list(cells)[1:]:
@@ -181,10 +181,13 @@ def test_denial_of_service_table_against_ryu(tmp_path):
             continue
         assert all(t["details"]["attack_sent"] > 0 for t in b["trials"])
         assert b["attack_reached"]["target_rate"] == b["parameters"]["attack_target_rate"]
+        if key[0] == "sham":      # the sham at the rate its attack reached
+            reached = cells[("attack", key[1])]["attack_reached"]["mean_rate"]
+            assert b["parameters"]["attack_target_rate"] == pytest.approx(reached)
         assert b["against_without_attacks"]["baseline"] == "the cell without any attacks of this run"
     if os.geteuid() == 0:
         syn = cells[("attack", "syn")]
-        assert syn["attack_reached"]["min_share"] >= 0.8 and "against_sham" in syn
+        assert syn["attack_reached"]["min_share"] >= 0.8 and "attack_against_sham" in cells[("sham", "syn")]
         assert syn["parameters"]["host_syn_settings"]["tcp_syncookies"] in (0, 1, 2)
     report = (out / "report.md").read_text()
     assert "| Test | Without any attacks | Sham (syn) | With attacks (syn) | Sham (packet-in) |" in report
