@@ -262,3 +262,9 @@ def test_a_packet_in_flood_follows_tcp_flow_control():
     frames, rest = codec.split_frames(flood.transport.value())
     assert rest == b"" and len(frames) == 5 and stats.sent == 5 and stats.skipped == 5
     assert [codec.decode(f).xid for f in frames] == [1, 2, 3, 4, 5]
+
+
+def test_a_time_not_within_td_is_a_failed_trial_that_carries_its_td():
+    from fixtures.harness import NotWithinTd, TrialFailed
+    exc = NotWithinTd("the controller sent no FLOW_MOD serving the test flow within Td = 5 s", 5.0)
+    assert isinstance(exc, TrialFailed) and exc.td_s == 5.0 and exc.figures == {}
