@@ -179,6 +179,7 @@ class Stats:
     answered: int = 0
     errors: dict = field(default_factory=dict)
     seconds: float = 0.0
+    sending_seconds: Optional[float] = None    # half-open: when its count was reached (then it only holds)
     stopped_by: str = ""
     notes: list = field(default_factory=list)
     latency_ms: list = field(default_factory=list)
@@ -189,7 +190,8 @@ class Stats:
     def result(self) -> dict:
         out = asdict(self)
         lat = sorted(out.pop("latency_ms"))
-        out["achieved_rate"] = self.sent / self.seconds if self.seconds > 0 else 0.0
+        secs = self.sending_seconds if self.sending_seconds else self.seconds
+        out["achieved_rate"] = self.sent / secs if secs > 0 else 0.0
         out["achieved_share"] = out["achieved_rate"] / self.target_rate if self.target_rate else None
         if lat:
             out["answer_median_ms"] = lat[len(lat) // 2]
@@ -545,8 +547,11 @@ def run(spec: AttackSpec, reactor, emit: Callable[[dict], None], now: Callable[[
         n = pacer.due(elapsed) - stats.sent - stats.skipped
         if n > 0:
             attack.send(n)
-        if stats.sent + stats.skipped >= pacer.count and spec.kind != "half-open":
-            finish("count")     # half-open connections are held until the time is up or the attack is stopped
+        if stats.sent + stats.skipped >= pacer.count:
+            if spec.kind != "half-open":
+                finish("count")
+            elif stats.sending_seconds is None:     # held until the time is up or the attack is stopped
+                stats.sending_seconds = now() - state["t0"]
 
     def begin(_):
         if state["done"]:

@@ -116,6 +116,8 @@ def test_half_open_connects_at_its_rate_holds_at_its_count_and_stops_at_its_time
     result = events[-1]
     assert result["event"] == "result" and result["sent"] == 150 and result["stopped_by"] == "time"
     assert result["seconds"] == pytest.approx(2.0, abs=0.01)
+    # Its rate is over the time it took to open them, not the time it held them.
+    assert result["sending_seconds"] == pytest.approx(0.75, abs=0.01) and result["achieved_share"] > 0.95
 
 
 def test_an_attack_stopped_early_reports_what_it_reached():
