@@ -83,6 +83,7 @@ def is_attacker_dpid(dpid: int) -> bool:
 
 
 TICK_S = 0.001
+MAX_BATCH = 4096      # sends per tick at most, so a rate the attacker cannot reach never overruns its time bound
 CHURN_IN_FLIGHT = 64
 
 
@@ -544,7 +545,7 @@ def run(spec: AttackSpec, reactor, emit: Callable[[dict], None], now: Callable[[
         if elapsed >= spec.seconds:
             finish("time")
             return
-        n = pacer.due(elapsed) - stats.sent - stats.skipped
+        n = min(pacer.due(elapsed) - stats.sent - stats.skipped, MAX_BATCH)
         if n > 0:
             attack.send(n)
         if stats.sent + stats.skipped >= pacer.count:

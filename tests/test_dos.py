@@ -270,3 +270,28 @@ def test_a_time_not_within_td_is_a_failed_trial_that_carries_its_td():
     from fixtures.harness import NotWithinTd, TrialFailed
     exc = NotWithinTd("the controller sent no FLOW_MOD serving the test flow within Td = 5 s", 5.0)
     assert isinstance(exc, TrialFailed) and exc.td_s == 5.0 and exc.figures == {}
+
+
+def test_a_rate_beyond_reach_sends_in_bounded_batches():
+    # 10 M SYN/s asked for, 5 ticks: never more than MAX_BATCH per tick (the time bound holds however slow
+    # each send is).
+    sent = []
+
+    class Recorder(atk.Attack):
+        def send(self, n):
+            sent.append(n)
+            self.stats.sent += n
+
+    spec = atk.AttackSpec("dpid-churn", ("127.0.0.1", 6653), 10_000_000.0, 0.005)
+    reactor = MemoryReactorClock()
+    events = []
+    saved = atk.ATTACKS["dpid-churn"]
+    atk.ATTACKS["dpid-churn"] = Recorder
+    try:
+        atk.run(spec, reactor, events.append, now=reactor.seconds)
+        for _ in range(10):
+            reactor.advance(0.001)
+    finally:
+        atk.ATTACKS["dpid-churn"] = saved
+    assert sent and max(sent) == atk.MAX_BATCH and events[-1]["stopped_by"] == "time"
+    assert events[-1]["sent"] <= 6 * atk.MAX_BATCH
