@@ -9,6 +9,7 @@ from fixtures.cells import TESTS, TITLES, background
 from fixtures.discovery import change_trial, size_search, size_trial
 from fixtures.dos import (
     MANAGEMENT_NOTE,
+    MIN_SHARE,
     TABLE,
     AttackFailed,
     AttackProcess,
@@ -194,9 +195,9 @@ def test_denial_of_service_handling(benchmark_run, bmwg, deployed_topology, dos_
             run.note(f"no verdict: {cmp_['withheld']}")
         elif kind and atk.KINDS[kind].closed_loop and condition == "attack":
             share = min(t["details"].get("attack_share") or 0 for t in ok)
-            if share < 0.8:
+            if share < MIN_SHARE:
                 run.note(f"the controller held this closed-loop attack to {share * 100:.0f} % of its target rate "
-                         "(its answers pace the attacker); the sham cell shows what the attacker reaches alone")
+                         "(it paces the attacker); its sham runs at the rate the attack reached")
         for name, value in cmp_.items():
             if name != "withheld":
                 run.context(name, value)
