@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 
 from . import codec
 from .protocol import PushProducer
+from .testports import checksum
 
 
 class Kind(NamedTuple):
@@ -112,15 +113,6 @@ def closed_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
     finally:
         s.close()
-
-
-def checksum(data: bytes) -> int:
-    if len(data) % 2:
-        data += b"\0"
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
 
 
 def syn_packet(src: str, dst: str, sport: int, dport: int, seq: int, ident: int = 0) -> bytes:
