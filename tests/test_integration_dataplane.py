@@ -172,3 +172,26 @@ def test_proactive_path_provisioning_trials_against_ryu(ryu_proactive, shard_poo
         assert r["nrp"] == 50 and r["nb_count_after"] == 50 and r["lower_bound"] and r["switch_entries"] >= 50
     finally:
         em.withdraw()
+
+
+@pytest.mark.parametrize("failure", ["link", "switch"])
+def test_the_path_app_reroutes_a_failed_path_and_the_reprovisioning_trial_times_it(ryu_paths, shard_pool, failure):
+    """§5.4.2 against the embedded Ryu: the path app installs no alternate ahead of time, re-provisions the pair's
+    two directions around a failed link or spine, both receivers see a silence with frames lost in it, and the
+    switch that carries the traffic afterwards got its entry only after the failure."""
+    from fixtures import paths, reprovisioning
+    topo = tp.leaf_spine(2, 2)
+    choice = paths.choose_path(topo)
+    pp = paths.PathParams(td=5.0)
+    p = reprovisioning.ReprovisioningParams(rate=500.0, lead=0.5, td=5.0)
+    em = emulator(shard_pool, "controller", shards=2 if failure == "switch" else 1)
+    try:
+        r = reprovisioning.reprovisioning_trial(em, topo, ryu_paths, choice, pp, p, failure, index=0)
+    finally:
+        em.withdraw()
+    assert r["primary_nodes"] == r["alternate_nodes"] == 3 and r["primary_path"] != r["alternate_path"]
+    assert not r["reverse_path_differs"] and r["negligible"] == [] and r["note"] == ""
+    assert r["forward_loss"] >= 1 and r["reverse_loss"] >= 1 and r["loss_before_failure"] == [0, 0]
+    assert 0 < r["fdrt_ms"] < 5000 and 0 < r["rdrt_ms"] < 5000 and r["nrt_ms"] == (r["fdrt_ms"] + r["rdrt_ms"]) / 2
+    assert r["control_plane_ms"] is not None and 0 < r["control_plane_ms"] < r["nrt_ms"] + 1000
+    assert r["failed"].startswith(failure)

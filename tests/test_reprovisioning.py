@@ -1,0 +1,131 @@
+"""RFC 8456 §5.4.2: the failure's target, each direction's figures and the validity checks, from hand-made traces
+and test-port reports (no sockets)."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from emulator import flowcodec as fc
+from emulator import testports as tpt
+from emulator import topology as tp
+from fixtures.harness import TrialFailed
+from fixtures.paths import choose_path
+from fixtures.reprovisioning import (
+    ReprovisioningParams,
+    assess,
+    direction,
+    failure_target,
+    has_alternate,
+    reverse,
+    serving_switches,
+)
+
+FLOW = tpt.synthetic_flows(1)[0]
+MS = 1_000_000
+
+
+def _mod(t, dpid, flow=FLOW, forwards=True):
+    fields = [["eth_src", int.from_bytes(flow.src_mac, "big"), fc.full_mask("eth_src")],
+              ["eth_dst", int.from_bytes(flow.dst_mac, "big"), fc.full_mask("eth_dst")]]
+    return (t, dpid, fields, forwards)
+
+
+def _rx(gaps, last_ns, missing=0):
+    return {"last_ns": last_ns, "gaps": gaps, "missing": missing}
+
+
+def test_the_receiving_stream_keeps_its_longest_silences_with_their_sequence_numbers():
+    rx = tpt.RxStream()
+    t = 0
+    for seq in range(40):
+        if seq == 30:
+            continue                        # lost
+        t += 50 * MS if seq == 31 else (3 * MS if seq == 5 else MS)
+        rx.record(0, seq, 0, t)
+    gaps = rx.report()["gaps"]
+    assert len(gaps) == tpt.GAPS_KEPT and [g[0] for g in gaps] == sorted((g[0] for g in gaps), reverse=True)
+    assert gaps[0][0] == 50 * MS and gaps[0][3:] == [29, 31]
+    assert gaps[1][0] == 3 * MS and gaps[1][3:] == [4, 5]
+    assert rx.report()["missing"] == 1 and rx.longest_gap_ns == 50 * MS
+
+
+def test_a_direction_reads_the_silence_around_the_failure_not_a_longer_one_before_it():
+    gaps = [[90 * MS, 100 * MS, 190 * MS, 10, 11], [20 * MS, 500 * MS, 520 * MS, 400, 404]]
+    d = direction(_rx(gaps, 900 * MS, missing=3), t_fail=505 * MS)
+    assert d == {"resumed": True, "negligible": False, "drt_ms": 20.0, "loss": 3, "t_lfr": 500 * MS,
+                 "t_ffr": 520 * MS, "lfr_seq": 400, "ffr_seq": 404}
+
+
+def test_a_direction_with_no_frame_lost_is_negligible_and_one_not_back_is_not_resumed():
+    gaps = [[2 * MS, 500 * MS, 502 * MS, 400, 401]]
+    assert direction(_rx(gaps, 900 * MS), 501 * MS) == {"resumed": True, "negligible": True, "drt_ms": 0.0,
+                                                          "loss": 0}
+    assert direction(_rx(gaps, 900 * MS, missing=2), 501 * MS, missing_before=0)["unexplained_loss"] == 2
+    assert direction(_rx(gaps, 400 * MS), 501 * MS) == {"resumed": False}
+    assert direction(None, 1) == {"resumed": False}
+
+
+def test_the_failure_goes_on_an_element_both_directions_cross():
+    topo = tp.leaf_spine(2, 2)          # spines 1, 2; leaves 3, 4
+    kind, link = failure_target(topo, [3, 1, 4], [4, 1, 3], "link")
+    assert kind == "link" and {link.a.dpid, link.b.dpid} == {3, 1}
+    kind, link = failure_target(topo, [3, 1, 4], [4, 2, 3], "link")       # nothing shared: the forward path's
+    assert {link.a.dpid, link.b.dpid} == {3, 1}
+    assert failure_target(topo, [3, 1, 4], [4, 1, 3], "switch") == ("switch", 1)
+    with pytest.raises(TrialFailed, match="no switch on it other than TP1's and TP2's"):
+        failure_target(topo, [3, 4], [4, 3], "switch")
+
+
+def test_a_topology_without_an_alternate_path_is_named():
+    lin = tp.linear(3)
+    why = has_alternate(lin, choose_path(lin), "link")
+    assert "no path from TP1's switch to TP2's without link" in why and "redundant paths" in why
+    ls = tp.leaf_spine(2, 2)
+    assert has_alternate(ls, choose_path(ls), "link") is None and has_alternate(ls, choose_path(ls), "switch") is None
+    assert has_alternate(tp.ring(4), choose_path(tp.ring(4)), "switch") is None
+    two = tp.linear(2)
+    assert "no switch on it other than TP1's and TP2's" in has_alternate(two, choose_path(two), "switch")
+
+
+def _trace(*mods):
+    return SimpleNamespace(flow_mods=list(mods), packet_ins={})
+
+
+def test_a_valid_reroute_gives_the_alternate_path_and_the_last_flow_mod():
+    topo = tp.leaf_spine(2, 2)
+    target = failure_target(topo, [3, 1, 4], [4, 1, 3], "link")
+    trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), _mod(200, 4), _mod(201, 2), _mod(202, 3),
+                   _mod(205, 3, reverse(FLOW)))
+    rx = _rx([[60, 150, 210, 40, 46]], 900)
+    d = assess(topo, trace, target, FLOW, [3, 1, 4], rx, 160, 0, "forward", "TP2")
+    assert d["alternate"] == [3, 2, 4] and d["last_flow_mod_ns"] == 202 and d["loss"] == 5 and d["drt_ms"] == 60e-6
+    assert serving_switches(trace, FLOW, after_ns=160) == {4: 200, 2: 201, 3: 202}
+
+
+def test_an_alternate_path_installed_before_the_failure_is_invalid():
+    topo = tp.leaf_spine(2, 2)
+    target = failure_target(topo, [3, 1, 4], [4, 1, 3], "link")
+    trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), _mod(13, 2), _mod(201, 3))
+    with pytest.raises(TrialFailed, match=r"invalid: forward: switch\(es\) 2 .*held an entry.*before the failure"):
+        assess(topo, trace, target, FLOW, [3, 1, 4], _rx([[60, 150, 210, 40, 46]], 900), 160, 0, "forward", "TP2")
+
+
+def test_frames_through_a_switch_before_its_entry_make_the_trial_invalid():
+    topo = tp.leaf_spine(2, 2)
+    target = failure_target(topo, [3, 1, 4], [4, 1, 3], "switch")
+    trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), _mod(200, 3), _mod(230, 2))
+    with pytest.raises(TrialFailed, match=r"reached TP2 before switch\(es\) 2 of the alternate path got their entry"):
+        assess(topo, trace, target, FLOW, [3, 1, 4], _rx([[60, 150, 210, 40, 46]], 900), 160, 0, "forward", "TP2")
+
+
+def test_traffic_back_with_no_path_provisioned_around_the_failure_is_named():
+    topo = tp.leaf_spine(2, 2)
+    target = failure_target(topo, [3, 1, 4], [4, 1, 3], "switch")
+    trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3))
+    with pytest.raises(TrialFailed, match=r"provisioned for the pair \(3, 4\) make no path around switch 1"):
+        assess(topo, trace, target, FLOW, [3, 1, 4], _rx([[60, 150, 210, 40, 46]], 900), 160, 0, "forward", "TP2")
+
+
+def test_options_are_checked():
+    assert ReprovisioningParams().problems() == []
+    assert "at most 16,777,216" in ReprovisioningParams(rate=5e6).problems()[0]
