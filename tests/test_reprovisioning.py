@@ -129,3 +129,14 @@ def test_traffic_back_with_no_path_provisioned_around_the_failure_is_named():
 def test_options_are_checked():
     assert ReprovisioningParams().problems() == []
     assert "at most 16,777,216" in ReprovisioningParams(rate=5e6).problems()[0]
+
+
+def test_a_negligible_direction_still_names_the_reroute_the_trace_shows():
+    topo = tp.leaf_spine(2, 2)
+    target = failure_target(topo, [3, 1, 4], [4, 1, 3], "switch")
+    trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), _mod(200, 4), _mod(201, 2), _mod(202, 3))
+    d = assess(topo, trace, target, FLOW, [3, 1, 4], _rx([[MS, 150, 150 + MS, 40, 41]], 900), 160, 0, "fwd", "TP2")
+    assert d["negligible"] and d["drt_ms"] == 0.0 and d["alternate"] == [3, 2, 4] and d["last_flow_mod_ns"] == 202
+    d = assess(topo, _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3)), target, FLOW, [3, 1, 4],
+               _rx([[MS, 150, 150 + MS, 40, 41]], 900), 160, 0, "fwd", "TP2")
+    assert d["negligible"] and d["alternate"] is None and d["last_flow_mod_ns"] is None
