@@ -10,8 +10,8 @@ emulator's clock, which every shard on this host shares).
 Receive side, per stream: frames and unique frames (Ndf), duplicates, frames that arrived after
 a higher sequence number (reordered), the first and last arrival, each flow's first arrival
 (path activation), the latencies, and the longest silence between two arrivals with its
-bounds and the sequence numbers at them, and the few next-longest silences likewise (the T1/T2 of the
-failover and re-provisioning benchmarks, and the frames lost between them).
+bounds; and each jump in the sequence numbers (frames lost, or late) with the arrivals on either side
+(the T1/T2 of the failover and re-provisioning benchmarks, and the frames lost between them).
 
 Pure: the clock and the sending function are passed in.  Frames are assembled from per-flow
 headers computed once (addresses and IPv4 checksum) and a payload patched in place.
@@ -30,7 +30,7 @@ TAG = struct.Struct("!4sHIQq")        # magic, stream, flow, seq, send instant (
 MIN_SIZE = TAG_AT + TAG.size          # 68
 MAX_SIZE = 9000
 UDP_SPORT, UDP_DPORT = 40000, 50000
-GAPS_KEPT = 8                         # silences between arrivals a receiving stream keeps, longest first
+LOSSES_KEPT = 64                      # sequence jumps a receiving stream keeps (the latest)
 
 
 def ip_text(value: int) -> str:
@@ -108,8 +108,7 @@ class RxStream:
     longest_gap_ns: int = 0
     gap_from_ns: Optional[int] = None       # last arrival before the longest silence (T1)
     gap_to_ns: Optional[int] = None         # first arrival after it (T2)
-    last_seq: int = -1                      # sequence number of the latest arrival
-    gaps: list = field(default_factory=list, repr=False)    # the GAPS_KEPT longest silences, longest first
+    losses: list = field(default_factory=list, repr=False)  # the latest LOSSES_KEPT sequence jumps
     seen: bytearray = field(default_factory=bytearray, repr=False)
     flow_first_ns: dict = field(default_factory=dict, repr=False)
     latency_ns: array = field(default_factory=lambda: array("q"), repr=False)
@@ -127,24 +126,18 @@ class RxStream:
         if seq < self.highest:
             self.reordered += 1
         else:
+            if seq > self.highest + 1 and self.last_ns is not None:
+                # frames highest+1 .. seq-1 have not come (yet): [last arrival before, this arrival, the sequence
+                # numbers on either side] -- the Tlfr / Tffr of the failover and re-provisioning benchmarks
+                self.losses.append([self.last_ns, t, self.highest, seq])
+                if len(self.losses) > LOSSES_KEPT:
+                    del self.losses[0]
             self.highest = seq
         if self.first_ns is None:
             self.first_ns = t
-        else:
-            gap = t - self.last_ns
-            if gap > self.longest_gap_ns:
-                self.longest_gap_ns, self.gap_from_ns, self.gap_to_ns = gap, self.last_ns, t
-            gaps = self.gaps
-            if len(gaps) < GAPS_KEPT or gap > gaps[-1][0]:
-                # [length, last arrival before, first after, their sequence numbers]: a few silences, so that
-                # the one around a failure is found even when another (a start-up one) was longer
-                at = len(gaps)
-                while at and gaps[at - 1][0] < gap:
-                    at -= 1
-                gaps.insert(at, [gap, self.last_ns, t, self.last_seq, seq])
-                del gaps[GAPS_KEPT:]
+        elif t - self.last_ns > self.longest_gap_ns:
+            self.longest_gap_ns, self.gap_from_ns, self.gap_to_ns = t - self.last_ns, self.last_ns, t
         self.last_ns = t
-        self.last_seq = seq
         self.flow_first_ns.setdefault(flow, t)
         self.latency_ns.append(t - sent_ns)
 
@@ -152,8 +145,8 @@ class RxStream:
         return {"frames": self.frames, "unique": self.unique, "duplicates": self.duplicates,
                 "reordered": self.reordered, "first_ns": self.first_ns, "last_ns": self.last_ns,
                 "flows_reached": len(self.flow_first_ns), "longest_gap_ns": self.longest_gap_ns,
-                "gap_from_ns": self.gap_from_ns, "gap_to_ns": self.gap_to_ns, "gaps": [list(g) for g in self.gaps],
-                "missing": self.highest + 1 - self.unique}
+                "gap_from_ns": self.gap_from_ns, "gap_to_ns": self.gap_to_ns,
+                "losses": [list(g) for g in self.losses], "missing": self.highest + 1 - self.unique}
 
 
 @dataclass

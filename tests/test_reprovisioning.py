@@ -30,38 +30,39 @@ def _mod(t, dpid, flow=FLOW, forwards=True):
     return (t, dpid, fields, forwards)
 
 
-def _rx(gaps, last_ns, missing=0):
-    return {"last_ns": last_ns, "gaps": gaps, "missing": missing}
+def _rx(losses, last_ns, missing=0):
+    return {"last_ns": last_ns, "losses": losses, "missing": missing}
 
 
-def test_the_receiving_stream_keeps_its_longest_silences_with_their_sequence_numbers():
+def test_the_receiving_stream_records_each_jump_in_its_sequence_numbers_not_its_pauses():
     rx = tpt.RxStream()
     t = 0
     for seq in range(40):
-        if seq == 30:
+        if seq in (30, 31, 35):
             continue                        # lost
-        t += 50 * MS if seq == 31 else (3 * MS if seq == 5 else MS)
+        t += 9 * MS if seq == 10 else MS    # a pause without loss
         rx.record(0, seq, 0, t)
-    gaps = rx.report()["gaps"]
-    assert len(gaps) == tpt.GAPS_KEPT and [g[0] for g in gaps] == sorted((g[0] for g in gaps), reverse=True)
-    assert gaps[0][0] == 50 * MS and gaps[0][3:] == [29, 31]
-    assert gaps[1][0] == 3 * MS and gaps[1][3:] == [4, 5]
-    assert rx.report()["missing"] == 1 and rx.longest_gap_ns == 50 * MS
+    r = rx.report()
+    assert r["losses"] == [[38 * MS, 39 * MS, 29, 32], [41 * MS, 42 * MS, 34, 36]]    # seq k < 10 arrives at k + 1 ms
+    assert r["missing"] == 3 and rx.longest_gap_ns == 9 * MS
+    for seq in range(100, 100 + tpt.LOSSES_KEPT + 5):
+        rx.record(0, 2 * seq, 0, t + seq)
+    assert len(rx.losses) == tpt.LOSSES_KEPT and rx.losses[-1][3] == 2 * (100 + tpt.LOSSES_KEPT + 4)
 
 
-def test_a_direction_reads_the_silence_around_the_failure_not_a_longer_one_before_it():
-    gaps = [[90 * MS, 100 * MS, 190 * MS, 10, 11], [20 * MS, 500 * MS, 520 * MS, 400, 404]]
-    d = direction(_rx(gaps, 900 * MS, missing=3), t_fail=505 * MS)
-    assert d == {"resumed": True, "negligible": False, "drt_ms": 20.0, "loss": 3, "t_lfr": 500 * MS,
-                 "t_ffr": 520 * MS, "lfr_seq": 400, "ffr_seq": 404}
+def test_a_direction_reads_the_first_loss_after_the_failure():
+    losses = [[100 * MS, 190 * MS, 10, 12], [500 * MS, 520 * MS, 400, 404], [600 * MS, 601 * MS, 500, 502]]
+    d = direction(_rx(losses, 900 * MS, missing=5), t_fail=505 * MS, missing_before=1)
+    assert d == {"resumed": True, "negligible": False, "drt_ms": 20.0, "loss": 4, "loss_episodes": 2,
+                 "t_lfr": 500 * MS, "t_ffr": 520 * MS, "lfr_seq": 400, "ffr_seq": 404}
 
 
 def test_a_direction_with_no_frame_lost_is_negligible_and_one_not_back_is_not_resumed():
-    gaps = [[2 * MS, 500 * MS, 502 * MS, 400, 401]]
-    assert direction(_rx(gaps, 900 * MS), 501 * MS) == {"resumed": True, "negligible": True, "drt_ms": 0.0,
-                                                          "loss": 0}
-    assert direction(_rx(gaps, 900 * MS, missing=2), 501 * MS, missing_before=0)["unexplained_loss"] == 2
-    assert direction(_rx(gaps, 400 * MS), 501 * MS) == {"resumed": False}
+    losses = [[100 * MS, 190 * MS, 10, 12]]
+    assert direction(_rx(losses, 900 * MS, missing=1), 501 * MS, 1) == {
+        "resumed": True, "negligible": True, "drt_ms": 0.0, "loss": 0, "loss_episodes": 0}
+    assert direction(_rx(losses, 900 * MS, missing=3), 501 * MS, missing_before=1)["unexplained_loss"] == 2
+    assert direction(_rx(losses, 400 * MS), 501 * MS) == {"resumed": False}
     assert direction(None, 1) == {"resumed": False}
 
 
@@ -91,12 +92,15 @@ def _trace(*mods):
     return SimpleNamespace(flow_mods=list(mods), packet_ins={})
 
 
+LOST = {"last_ns": 900, "losses": [[150, 210, 40, 46]], "missing": 5}
+
+
 def test_a_valid_reroute_gives_the_alternate_path_and_the_last_flow_mod():
     topo = tp.leaf_spine(2, 2)
     target = failure_target(topo, [3, 1, 4], [4, 1, 3], "link")
     trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), _mod(200, 4), _mod(201, 2), _mod(202, 3),
                    _mod(205, 3, reverse(FLOW)))
-    rx = _rx([[60, 150, 210, 40, 46]], 900)
+    rx = LOST
     d = assess(topo, trace, target, FLOW, [3, 1, 4], rx, 160, 0, "forward", "TP2")
     assert d["alternate"] == [3, 2, 4] and d["last_flow_mod_ns"] == 202 and d["loss"] == 5 and d["drt_ms"] == 60e-6
     assert serving_switches(trace, FLOW, after_ns=160) == {4: 200, 2: 201, 3: 202}
@@ -107,7 +111,7 @@ def test_an_alternate_path_installed_before_the_failure_is_invalid():
     target = failure_target(topo, [3, 1, 4], [4, 1, 3], "link")
     trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), _mod(13, 2), _mod(201, 3))
     with pytest.raises(TrialFailed, match=r"invalid: forward: switch\(es\) 2 .*held an entry.*before the failure"):
-        assess(topo, trace, target, FLOW, [3, 1, 4], _rx([[60, 150, 210, 40, 46]], 900), 160, 0, "forward", "TP2")
+        assess(topo, trace, target, FLOW, [3, 1, 4], LOST, 160, 0, "forward", "TP2")
 
 
 def test_frames_through_a_switch_before_its_entry_make_the_trial_invalid():
@@ -115,7 +119,7 @@ def test_frames_through_a_switch_before_its_entry_make_the_trial_invalid():
     target = failure_target(topo, [3, 1, 4], [4, 1, 3], "switch")
     trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), _mod(200, 3), _mod(230, 2))
     with pytest.raises(TrialFailed, match=r"reached TP2 before switch\(es\) 2 of the alternate path got their entry"):
-        assess(topo, trace, target, FLOW, [3, 1, 4], _rx([[60, 150, 210, 40, 46]], 900), 160, 0, "forward", "TP2")
+        assess(topo, trace, target, FLOW, [3, 1, 4], LOST, 160, 0, "forward", "TP2")
 
 
 def test_traffic_back_with_no_path_provisioned_around_the_failure_is_named():
@@ -123,7 +127,7 @@ def test_traffic_back_with_no_path_provisioned_around_the_failure_is_named():
     target = failure_target(topo, [3, 1, 4], [4, 1, 3], "switch")
     trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3))
     with pytest.raises(TrialFailed, match=r"provisioned for the pair \(3, 4\) make no path around switch 1"):
-        assess(topo, trace, target, FLOW, [3, 1, 4], _rx([[60, 150, 210, 40, 46]], 900), 160, 0, "forward", "TP2")
+        assess(topo, trace, target, FLOW, [3, 1, 4], LOST, 160, 0, "forward", "TP2")
 
 
 def test_options_are_checked():
@@ -135,8 +139,8 @@ def test_a_negligible_direction_still_names_the_reroute_the_trace_shows():
     topo = tp.leaf_spine(2, 2)
     target = failure_target(topo, [3, 1, 4], [4, 1, 3], "switch")
     trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), _mod(200, 4), _mod(201, 2), _mod(202, 3))
-    d = assess(topo, trace, target, FLOW, [3, 1, 4], _rx([[MS, 150, 150 + MS, 40, 41]], 900), 160, 0, "fwd", "TP2")
+    d = assess(topo, trace, target, FLOW, [3, 1, 4], _rx([], 900), 160, 0, "fwd", "TP2")
     assert d["negligible"] and d["drt_ms"] == 0.0 and d["alternate"] == [3, 2, 4] and d["last_flow_mod_ns"] == 202
     d = assess(topo, _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3)), target, FLOW, [3, 1, 4],
-               _rx([[MS, 150, 150 + MS, 40, 41]], 900), 160, 0, "fwd", "TP2")
+               _rx([], 900), 160, 0, "fwd", "TP2")
     assert d["negligible"] and d["alternate"] is None and d["last_flow_mod_ns"] is None
