@@ -8,12 +8,14 @@ Everything that does work lives in ``fixtures/`` (controllers, emulator runs, th
 pytest_plugins = ["fixtures.plugin"]
 
 MARKERS = (
-    "rfc8456(section, category, title, symbol, unit, higher_is_better, definition, measurement_point, derived=()): "
-    "an RFC 8456 benchmark, its identity stated once",
+    "rfc8456(section, category, title, symbol, unit, higher_is_better, definition, measurement_point, derived=(), "
+    "device='controller'): an RFC 8456 benchmark, its identity stated once (section '★' with category 'extra': "
+    "a seed extra that is not one of the RFC's benchmarks)",
     "performance: RFC 8456 §5.1 performance benchmark",
     "scalability: RFC 8456 §5.2 scalability benchmark",
     "security: RFC 8456 §5.3 security benchmark",
     "reliability: RFC 8456 §5.4 reliability benchmark",
+    "extra: ★ extra, not an RFC 8456 benchmark (the OVN RAFT leader re-election)",
     "integration: self-test that starts real processes (controllers, emulator) on loopback",
 )
 

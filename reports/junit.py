@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
 from .outcome import ERROR, FAILED, SKIPPED, judge
-from .results import ok_values
+from .results import is_extra, ok_values
 from .summary import headline
 
 
@@ -44,7 +44,8 @@ def render_junit(data: dict) -> str:
     for bench in data.get("benchmarks", []):
         name = bench["benchmark"] + (f"[{bench['variant']}]" if bench.get("variant") else "")
         family = "extension" if bench.get("extension") else "rfc8456"
-        case = TestCase(name, classname=f"bmwg_sdn.{family}.s{bench.get('rfc_section', '')}",
+        classname = "bmwg_sdn.extra" if is_extra(bench) else f"bmwg_sdn.{family}.s{bench.get('rfc_section', '')}"
+        case = TestCase(name, classname=classname,
                         elapsed_sec=bench.get("duration_s"),
                         stdout=headline(bench))
         status, reason = judge(bench)

@@ -18,6 +18,12 @@ SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 BENCHMARK_KEYS = ("benchmark", "rfc_section", "unit", "parameters", "trials", "summary", "verdict", "outcome")
+EXTRA_SECTION = "★"   # rfc_section of a seed extra: not one of RFC 8456's benchmarks, nor beside one of its sections
+
+
+def is_extra(bench: dict) -> bool:
+    """A ★ extra (the OVN RAFT leader re-election): measured like a benchmark, but not an RFC 8456 one."""
+    return bench.get("rfc_section") == EXTRA_SECTION
 
 
 class ResultsError(ValueError):

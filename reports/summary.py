@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .outcome import PASSED, SKIPPED, judge, run_line
-from .results import lower_bound_note, lower_bound_trials
+from .results import is_extra, lower_bound_note, lower_bound_trials
 
 LOWER_BOUNDS_LISTED = 5
 
@@ -13,7 +13,9 @@ def headline_lines(data: dict) -> list[str]:
 
 
 def section_label(bench: dict) -> str:
-    """Where the benchmark stands in RFC 8456: its section, or beside it for an extension."""
+    """Where the benchmark stands in RFC 8456: its section, beside it for an extension, or outside it (★ extra)."""
+    if is_extra(bench):
+        return "★ extra, not an RFC 8456 benchmark"
     section = f"RFC 8456 §{bench.get('rfc_section', '?')}"
     return f"extension beside {section}" if bench.get("extension") else section
 
