@@ -62,6 +62,8 @@ def test_a_direction_with_no_frame_lost_is_negligible_and_one_not_back_is_not_re
     assert direction(_rx(losses, 900 * MS, missing=1), 501 * MS, 1) == {
         "resumed": True, "negligible": True, "drt_ms": 0.0, "loss": 0, "loss_episodes": 0}
     assert direction(_rx(losses, 900 * MS, missing=3), 501 * MS, missing_before=1)["unexplained_loss"] == 2
+    late = direction(_rx([[600 * MS, 601 * MS, 500, 502]], 900 * MS, missing=1), 501 * MS, missing_before=1)
+    assert late["negligible"] and late["late_frames"] and late["loss"] == 0     # the jump's frame came afterwards
     assert direction(_rx(losses, 400 * MS), 501 * MS) == {"resumed": False}
     assert direction(None, 1) == {"resumed": False}
 
