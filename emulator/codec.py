@@ -87,6 +87,11 @@ MP_GROUP_FEATURES, MP_METER_FEATURES, MP_TABLE_FEATURES = 8, 11, 12
 
 OFPHET_VERSIONBITMAP = 1
 OFPCR_ROLE_NOCHANGE, OFPCR_ROLE_EQUAL, OFPCR_ROLE_MASTER, OFPCR_ROLE_SLAVE = 0, 1, 2, 3
+# OpenFlow 1.3 role errors: BAD_REQUEST / IS_SLAVE, ROLE_REQUEST_FAILED / STALE, UNSUP, BAD_ROLE.
+OFPBRC_IS_SLAVE = 10
+OFPET_ROLE_REQUEST_FAILED = 11
+OFPRRFC_STALE, OFPRRFC_UNSUP, OFPRRFC_BAD_ROLE = 0, 1, 2
+ASYNC_CONFIG = struct.Struct("!6I")    # ofp_async_config's body: PACKET_IN, PORT_STATUS, FLOW_REMOVED mask pairs
 
 
 class FramingError(ValueError):
@@ -339,6 +344,11 @@ def encode_role_reply(xid: int, role: int, generation_id: int) -> bytes:
     return _message(OFP13, msg_type(OFP13, "role_reply"), xid, struct.pack("!I4xQ", role, generation_id))
 
 
+def encode_get_async_reply(xid: int, masks: Iterable[int]) -> bytes:
+    """GET_ASYNC_REPLY (OpenFlow 1.3): the six masks of ofp_async_config in wire order."""
+    return _message(OFP13, msg_type(OFP13, "get_async_reply"), xid, ASYNC_CONFIG.pack(*masks))
+
+
 # --------------------------------------------------------------------------- controller -> switch
 
 def decode(frame: bytes) -> Message | Unknown:
@@ -371,9 +381,11 @@ def _decode_fields(version: int, name: str, body: bytes) -> dict:
     if name in ("stats_request", "stats_reply"):
         stats_type, flags = struct.unpack_from("!HH", body)
         return {"stats_type": stats_type, "flags": flags}
-    if name == "role_request":
+    if name in ("role_request", "role_reply"):
         role, generation_id = struct.unpack_from("!I4xQ", body)
         return {"role": role, "generation_id": generation_id}
+    if name in ("set_async", "get_async_reply"):
+        return {"masks": ASYNC_CONFIG.unpack_from(body)}
     if name == "features_reply":
         dpid, n_buffers, n_tables = struct.unpack_from("!QIB", body)
         return {"datapath_id": dpid, "n_buffers": n_buffers, "n_tables": n_tables}
@@ -429,6 +441,16 @@ def encode_packet_out(version: int, xid: int, buffer_id: int, in_port: int, out_
         action = struct.pack("!HHIH6x", 0, 16, out_port, 0)
         body = struct.pack("!IIH6x", buffer_id, in_port, len(action)) + action + data
     return _message(version, PACKET_OUT, xid, body)
+
+
+def encode_role_request(xid: int, role: int, generation_id: int = 0) -> bytes:
+    """ROLE_REQUEST (OpenFlow 1.3; a controller's message: the tests' scripted controllers send it)."""
+    return _message(OFP13, msg_type(OFP13, "role_request"), xid, struct.pack("!I4xQ", role, generation_id))
+
+
+def encode_set_async(xid: int, masks: Iterable[int]) -> bytes:
+    """SET_ASYNC (OpenFlow 1.3; a controller's message): the six masks of ofp_async_config in wire order."""
+    return _message(OFP13, msg_type(OFP13, "set_async"), xid, ASYNC_CONFIG.pack(*masks))
 
 
 def packet_in_fields(frame: bytes) -> dict:

@@ -33,6 +33,7 @@ CLOSE_HANDSHAKE_TIMEOUT = "handshake timeout"
 CLOSE_VERSION = "version negotiation failed"
 CLOSE_PROTOCOL = "protocol error"           # the controller sent bytes that are not OpenFlow
 CLOSE_LOCAL = "closed by emulator"
+CLOSE_ECHO_TIMEOUT = "echo timeout"         # the keep-alive's ECHO_REQUEST went unanswered (a frozen controller)
 FAIL_REFUSED = "refused"
 FAIL_CONNECT_TIMEOUT = "connect timeout"
 FAIL_ECHO_TIMEOUT = "echo timeout"
@@ -409,6 +410,41 @@ class FabricState(Response):
 
 @wire
 @dataclass(frozen=True)
+class Timeline(Response):
+    """Each switch's control-plane timeline and roles (:meth:`emulator.fabric.Fabric.timeline_report`), merged
+    over shards (each switch lives on one).  ``switches``: dpid -> {"events": [{"t_ns", "event", "controller",
+    ...}], "dropped": events the bound let go, "roles": [[controller, role], ...] of its live connections,
+    "master": the controller of its MASTER connection or None}; the events are described in
+    :class:`emulator.roles.SwitchTimeline`.  ``flow_mods_duplicate``: FLOW_MODs that repeated an entry another
+    connection had installed identically (not counted as FLOW_MODs applied)."""
+    switches: dict
+    flow_mods_duplicate: int = 0
+    pids: tuple = ()
+
+    @classmethod
+    def merge(cls, answers: list) -> "Timeline":
+        switches: dict = {}
+        for a in answers:
+            switches.update(a.switches)
+        return cls(switches, sum(a.flow_mods_duplicate for a in answers), tuple(p for a in answers for p in a.pids))
+
+    def master_of(self, dpid: int) -> Optional[str]:
+        """The controller (``host:port``) of switch ``dpid``'s MASTER connection; None when it has none."""
+        return self.switches.get(dpid, {}).get("master")
+
+    def roles_of(self, dpid: int) -> list:
+        """[[controller, role], ...] of switch ``dpid``'s live connections."""
+        return [list(r) for r in self.switches.get(dpid, {}).get("roles", ())]
+
+    def events(self, event: Optional[str] = None, dpid: Optional[int] = None) -> list:
+        """Every switch's events (or ``dpid``'s), of kind ``event`` if given, in time order, each with its dpid."""
+        out = [{**e, "dpid": d} for d, sw in self.switches.items() if dpid is None or d == dpid
+               for e in sw.get("events", ()) if event is None or e["event"] == event]
+        return sorted(out, key=lambda e: e["t_ns"])
+
+
+@wire
+@dataclass(frozen=True)
 class TraceStarted(Response):
     started_ns: int
 
@@ -606,10 +642,30 @@ class DeployFabric(Command):
 @wire
 @dataclass(frozen=True)
 class ConnectFabric(Command):
+    """Connect the shard's switches: ``address`` is one controller (host, port), or a cluster ((host, port),
+    ...), which every switch connects to once per member (OpenFlow 1.3 roles, :mod:`emulator.roles`)."""
     response: ClassVar[type] = Connected
     address: tuple
     peers: dict                  # dpid -> (host, port) of the shard relay that owns it
     ramp: RampParams
+
+    def controllers(self) -> tuple:
+        """The controllers as ((host, port), ...), whichever form ``address`` took."""
+        addr = tuple(self.address)
+        if len(addr) == 2 and isinstance(addr[0], str):
+            addr = (addr,)
+        out = []
+        for a in addr:
+            a = tuple(a) if isinstance(a, (tuple, list)) else ()
+            if len(a) != 2 or not isinstance(a[0], str) or isinstance(a[1], bool) or not isinstance(a[1], int) \
+                    or not 0 < a[1] < 65536:
+                raise EmulatorError(f"a controller address is (host, port) with a port 1..65535 (got {self.address!r})")
+            out.append(a)
+        if not out:
+            raise EmulatorError("ConnectFabric names no controller address")
+        if len(set(out)) != len(out):
+            raise EmulatorError(f"a controller address is named twice: {self.address!r}")
+        return tuple(out)
 
 
 @wire
@@ -617,6 +673,16 @@ class ConnectFabric(Command):
 class GetFabricState(Command):
     response: ClassVar[type] = FabricState
     before_ns: Optional[int] = None
+
+
+@wire
+@dataclass(frozen=True)
+class GetTimeline(Command):
+    """Every switch's control-plane timeline and roles (``dpids``: only these; ``since_ns``: only events from
+    then on)."""
+    response: ClassVar[type] = Timeline
+    dpids: tuple = ()
+    since_ns: Optional[int] = None
 
 
 @wire

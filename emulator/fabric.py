@@ -29,6 +29,19 @@ at a port runs through its switch's pipeline and leaves by the ports its actions
 linked switch (hop by hop, across shards too) or to the host at an edge port, or up to the
 controller as a PACKET_IN.  Without it, discovery frames are relayed straight to a PACKET_IN at
 the peer (a switch whose table-miss sends to the controller) and other frames are not forwarded.
+
+A switch may be connected to a cluster of controllers (OpenFlow 1.3 roles, :mod:`emulator.roles`): one
+session per controller, all sharing the switch's role table and its one pipeline.  Asynchronous
+messages fan out by role and asynchronous configuration: a PACKET_IN goes to every connection that
+wants it (MASTER and EQUAL ones by default, never a SLAVE unless it asked with SET_ASYNC), PORT_STATUS
+and FLOW_REMOVED likewise.  When one connection is lost the switch keeps its pipeline and its other
+connections; the pipeline goes with the last one.  ``sessions[dpid]`` is one live connection of each
+switch: its MASTER when it has one, else the earliest ready.  A FLOW_MOD ADD that repeats an entry
+another connection installed identically (two EQUAL controllers both answering one PACKET_IN) is
+applied but counted apart (``flow_mods_duplicate``), so the data-plane counts are not doubled.  Each
+switch keeps a bounded timeline of its control-plane events (:class:`~emulator.roles.SwitchTimeline`):
+connections ready and lost, role requests, and each connection's first FLOW_MOD and discovery
+PACKET_OUT after it became MASTER or after another connection of its switch was lost.
 """
 
 from __future__ import annotations
@@ -36,12 +49,14 @@ from __future__ import annotations
 import bisect
 import struct
 import time
+import weakref
 from array import array
 from typing import Callable, Optional
 
 from . import codec
 from . import flowcodec as fc
 from . import flowtable as ftab
+from . import roles as rl
 from .flowtable import FlowModFailed, Pipeline
 from .frames import garp_frame
 from .malformed import exception_bytes
@@ -90,18 +105,24 @@ def trace_record(fm: dict) -> Optional[list]:
 
 
 class FabricSwitch(SwitchProtocol):
-    """A switch session whose PACKET_OUTs go to the fabric."""
+    """A switch session (one controller's connection to a switch of the fabric) whose PACKET_OUTs go to the
+    fabric."""
 
     def __init__(self, spec: SwitchSpec, clock, fabric: "Fabric", **kwargs):
         super().__init__(spec, clock, listener=fabric, **kwargs)
         self.fabric = fabric
         self.hosts_announced = False
-        self.pipeline: Optional[Pipeline] = None      # made at the handshake, once the version is known
         self._frame = b""
+
+    @property
+    def pipeline(self) -> Optional[Pipeline]:
+        """The switch's flow tables, shared by its connections: made when its first connection is ready (the
+        version is known then), gone with its last; None without a data plane."""
+        return self.fabric.pipelines.get(self.spec.datapath_id)
 
     def _handle(self, msg, frame: bytes, t: int) -> None:
         if self.ready:
-            self.fabric.controller_message(self, msg.name, t)
+            self.fabric.controller_message(self, msg, t)
         self._frame = frame
         super()._handle(msg, frame, t)
 
@@ -109,15 +130,17 @@ class FabricSwitch(SwitchProtocol):
         self.fabric.packet_out(self, msg.fields, t)
 
     def _on_flow_mod(self, msg, t: int) -> None:
-        if self.pipeline is None:
+        pipeline = self.pipeline
+        if pipeline is None:
             return                                     # no data plane: accepted silently
         try:
             fm = fc.decode_flow_mod(self._frame)
         except fc.FlowModError:
             self._send_error(msg, codec.OFPET_BAD_REQUEST, codec.OFPBRC_BAD_LEN, self._frame[:64])
             return
+        duplicate = self.fabric.repeats_another_connection(self, pipeline, fm)
         try:
-            self.pipeline.flow_mod(fm, t)
+            changed = pipeline.flow_mod(fm, t)
         except FlowModFailed as exc:
             v = self.version
             code = {"TABLE_FULL": ftab.FMF_TABLE_FULL, "OVERLAP": ftab.FMF_OVERLAP,
@@ -125,7 +148,7 @@ class FabricSwitch(SwitchProtocol):
             self.fabric.flow_mods_failed += 1
             self._send_error(msg, ftab.OFPET_FLOW_MOD_FAILED[v], code, self._frame[:64])
             return
-        self.fabric.flow_mod_applied(self, fm, t)
+        self.fabric.flow_mod_applied(self, fm, t, changed, duplicate)
 
     def _on_stats_request(self, msg, t) -> None:
         if self.pipeline is None or msg.fields["stats_type"] != codec.MP_FLOW:
@@ -150,7 +173,8 @@ class Fabric(SessionListener):
                  remote_send: Optional[Callable[[Endpoint, bytes, int], None]] = None,
                  clock=None, host_delay: float = 1.0, host_refresh: float = 0.0, data_plane: bool = False,
                  table_miss: str = "controller", table_capacity: Optional[int] = None,
-                 host_receive: Optional[Callable[[object, bytes, int], None]] = None):
+                 host_receive: Optional[Callable[[object, bytes, int], None]] = None,
+                 timeline_limit: int = rl.TIMELINE_LIMIT):
         self.topology = topology
         self.versions = tuple(versions)
         self.now_ns = now_ns
@@ -160,7 +184,12 @@ class Fabric(SessionListener):
         self.clock = clock
         self.host_delay = host_delay
         self.host_refresh = host_refresh
-        self.sessions: dict = {}                 # dpid -> ready FabricSwitch
+        self.sessions: dict = {}                 # dpid -> a ready FabricSwitch: its MASTER, else the earliest ready
+        self.connections: dict = {}              # dpid -> [ready FabricSwitch, ...] (one per controller)
+        self.pipelines: dict = {}                # dpid -> its Pipeline (data plane), shared by its connections
+        self.roles: dict = {}                    # dpid -> its RoleTable, shared by its connections
+        self.timelines: dict = {}                # dpid -> its SwitchTimeline
+        self.timeline_limit = timeline_limit
         self.down_links: set = set()             # frozenset({Endpoint, Endpoint})
         self.t_first_discovery_out: Optional[int] = None   # Tm1
         self.t_last_relayed_in: Optional[int] = None
@@ -171,6 +200,7 @@ class Fabric(SessionListener):
         self.sent_remote = 0        # frames handed to another shard
         self.received_remote = 0    # frames another shard handed here
         self.not_delivered = 0      # the peer switch has no ready session, or the link is down
+        self.packet_ins_unwanted = 0   # the switch has sessions, but none wants the PACKET_IN (slaves only)
         self.discovery_outs = 0     # discovery PACKET_OUTs read
         self.other_outs = 0         # PACKET_OUTs with other frames (not forwarded yet)
         self.buffered_outs = 0      # PACKET_OUTs naming a buffer: the fabric never buffers
@@ -187,6 +217,8 @@ class Fabric(SessionListener):
         self.table_capacity = table_capacity
         self.host_receive = host_receive
         self.flow_mods = 0              # FLOW_MODs applied
+        self.flow_mods_duplicate = 0    # ADDs repeating an entry another connection installed identically
+        self._installed_by = weakref.WeakKeyDictionary()   # FlowEntry -> the connection that installed it
         self.flow_mods_failed = 0       # refused with an OFPT_ERROR
         self.flow_mod_times: dict = {}  # dpid -> array of FLOW_MOD read instants (ns)
         self.flow_removed_sent = 0
@@ -211,14 +243,30 @@ class Fabric(SessionListener):
         return SwitchSpec(datapath_id=dpid, versions=self.versions, ports=self.topology.port_specs(dpid))
 
     def make_protocol(self, dpid: int, clock, **kwargs) -> FabricSwitch:
-        return FabricSwitch(self.spec(dpid), clock, self, now_ns=self.now_ns, **kwargs)
+        """A connection of switch ``dpid`` to one controller (``controller=``: its address, for the timeline)."""
+        return FabricSwitch(self.spec(dpid), clock, self, now_ns=self.now_ns, roles=self.role_table(dpid), **kwargs)
 
-    def open_in_memory(self, dpid: int, clock) -> tuple:
+    def role_table(self, dpid: int) -> rl.RoleTable:
+        table = self.roles.get(dpid)
+        if table is None:
+            table = self.roles[dpid] = rl.RoleTable()
+        return table
+
+    def timeline(self, dpid: int) -> rl.SwitchTimeline:
+        tl = self.timelines.get(dpid)
+        if tl is None:
+            tl = self.timelines[dpid] = rl.SwitchTimeline(self.timeline_limit)
+        return tl
+
+    def open_in_memory(self, dpid: int, clock, controller: str = "", **kwargs) -> tuple:
         """Switch ``dpid`` with its handshake done over Twisted's in-memory ``StringTransport`` (no
-        socket, no controller): for self-measurement and tests.  (session, transport), cleared."""
+        socket, no controller): for self-measurement and tests.  (session, transport), cleared.  Called
+        again for the same switch, it opens another connection (another controller) of it."""
         from twisted.internet.testing import StringTransport
         version = max(self.versions)
-        session, transport = self.make_protocol(dpid, clock, handshake_timeout=0), StringTransport()
+        kwargs.setdefault("handshake_timeout", 0)
+        session = self.make_protocol(dpid, clock, controller=controller or f"memory:{dpid}", **kwargs)
+        transport = StringTransport()
         session.makeConnection(transport)
         session.dataReceived(codec.encode_hello(version, 1) + codec.header(version, codec.FEATURES_REQUEST, 8, 2))
         transport.clear()
@@ -226,9 +274,13 @@ class Fabric(SessionListener):
 
     # ------------------------------------------------------------------ SessionListener
     def session_ready(self, session: SwitchProtocol) -> None:
-        self.sessions[session.spec.datapath_id] = session
-        if self.data_plane and isinstance(session, FabricSwitch):
-            session.pipeline = Pipeline(session.version, capacity=self.table_capacity, miss=self.table_miss)
+        dpid = session.spec.datapath_id
+        conns = self.connections.setdefault(dpid, [])
+        conns.append(session)
+        self._elect(dpid)
+        self.timeline(dpid).add(session.t_ready or self.now_ns(), "ready", session.controller)
+        if self.data_plane and isinstance(session, FabricSwitch) and dpid not in self.pipelines:
+            self.pipelines[dpid] = Pipeline(session.version, capacity=self.table_capacity, miss=self.table_miss)
             if self.clock is not None and self._expire_call is None:
                 self._expire_call = self.clock.callLater(EXPIRE_PERIOD, self._expire)
         self.listener.session_ready(session)
@@ -238,17 +290,88 @@ class Fabric(SessionListener):
             self._refresh_call = self.clock.callLater(self.host_refresh, self._refresh_hosts)
 
     def session_closed(self, session: SwitchProtocol, kind: str, detail: str) -> None:
-        if self.sessions.get(session.spec.datapath_id) is session:
-            del self.sessions[session.spec.datapath_id]
+        dpid = session.spec.datapath_id
+        conns = self.connections.get(dpid)
+        if conns and session in conns:
+            conns.remove(session)
+            t = self.now_ns()
+            tl = self.timeline(dpid)
+            tl.forget(session)
+            tl.add(t, "lost", session.controller, kind=kind, detail=detail)
+            for other in conns:                  # the survivors' first reactions are what a failover shows
+                tl.arm(other, f"loss of {session.controller}", t)
+            if not conns:                        # the last connection: the switch starts afresh when one comes
+                del self.connections[dpid]
+                self.pipelines.pop(dpid, None)
+                self.role_table(dpid).reset()
+            self._elect(dpid)
         self.listener.session_closed(session, kind, detail)
+
+    def role_requested(self, session: SwitchProtocol, role: int, generation_id: int, answer: rl.RoleAnswer,
+                       t: int) -> None:
+        dpid = session.spec.datapath_id
+        tl = self.timeline(dpid)
+        tl.add(t, "role_request", session.controller, role=rl.ROLE_NAMES.get(role, str(role)),
+               generation_id=generation_id, outcome=answer.outcome)
+        if answer.error is None:
+            for other in answer.demoted:
+                tl.add(t, "demoted", other.controller, by=session.controller)
+            if answer.role == rl.MASTER and answer.previous != rl.MASTER:
+                tl.arm(session, "master", t)
+            self._elect(dpid)
+        self.listener.role_requested(session, role, generation_id, answer, t)
+
+    def _elect(self, dpid: int) -> None:
+        """``sessions[dpid]``: the switch's MASTER connection if it has one, else its earliest ready one."""
+        conns = self.connections.get(dpid)
+        if not conns:
+            self.sessions.pop(dpid, None)
+            return
+        master = self.role_table(dpid).master()
+        self.sessions[dpid] = master if master in conns else conns[0]
+
+    def _targets(self, dpid: int, kind: int, reason: int):
+        """The live connections of switch ``dpid`` that want asynchronous message ``kind`` with ``reason``."""
+        conns = self.connections.get(dpid)
+        if not conns:
+            return ()
+        if len(conns) == 1:                      # the common case, on the relay's hot path
+            c = conns[0]
+            return (c,) if not c.closed and c.wants_async(kind, reason) else ()
+        return [c for c in conns if not c.closed and c.wants_async(kind, reason)]
+
+    def all_connections(self) -> list:
+        return [c for conns in self.connections.values() for c in conns]
+
+    def master_of(self, dpid: int) -> Optional[str]:
+        """The controller of switch ``dpid``'s MASTER connection, or None."""
+        master = self.role_table(dpid).master() if dpid in self.roles else None
+        return master.controller if master is not None and master in self.connections.get(dpid, ()) else None
+
+    def timeline_report(self, dpids=(), since_ns: Optional[int] = None) -> dict:
+        """dpid -> {"events", "dropped", "roles": [[controller, role], ...], "master"} for the switches this
+        process owns (``dpids``: only these)."""
+        out = {}
+        for dpid in sorted(dpids or self.owned):
+            if dpid not in self.owned:
+                continue
+            rep = self.timelines[dpid].report(since_ns) if dpid in self.timelines else {"events": [], "dropped": 0}
+            conns = self.connections.get(dpid, ())
+            rep["roles"] = [[c.controller, rl.ROLE_NAMES[c.controller_role]] for c in conns]
+            rep["master"] = self.master_of(dpid)
+            out[dpid] = rep
+        return out
 
     def echo_answered(self, session: SwitchProtocol, rtt_ns: int) -> None:
         self.listener.echo_answered(session, rtt_ns)
 
     # ------------------------------------------------------------------ hosts
     def announce_hosts(self, sw: FabricSwitch, again: bool = False) -> int:
-        """Each host on ``sw`` sends a gratuitous ARP (a PACKET_IN at its port); the number sent."""
+        """Each host on ``sw`` sends a gratuitous ARP (a PACKET_IN at its port) to this connection's controller,
+        unless it is one that wants no PACKET_IN (a SLAVE); the number sent."""
         if sw.closed or not sw.ready or (sw.hosts_announced and not again):
+            return 0
+        if not sw.wants_async(rl.PACKET_IN, codec.OFPR_NO_MATCH):
             return 0
         sw.hosts_announced = True
         n = 0
@@ -265,7 +388,7 @@ class Fabric(SessionListener):
 
     def _refresh_hosts(self) -> None:
         self._refresh_call = None
-        for sw in list(self.sessions.values()):
+        for sw in self.all_connections():
             self.announce_hosts(sw, again=True)
         if self.sessions:
             self._refresh_call = self.clock.callLater(self.host_refresh, self._refresh_hosts)
@@ -278,10 +401,25 @@ class Fabric(SessionListener):
             setattr(self, name, None)
 
     # ------------------------------------------------------------------ the relay
-    def controller_message(self, sw: FabricSwitch, name: str, t: int) -> None:
+    def controller_message(self, sw: FabricSwitch, msg, t: int) -> None:
+        """Every message a ready connection reads, before it is handled: the first reaction to a change, and a
+        connection's first FLOW_MOD and discovery PACKET_OUT since it was armed (the timeline)."""
+        name = msg.name
         ch = self.change
         if ch is not None and ch["t_first_message"] is None and name not in CONTROL_CHATTER:
             ch["t_first_message"], ch["first_message"] = t, f"{name} to switch {sw.spec.datapath_id}"
+        if name == "flow_mod" or name == "packet_out":
+            tl = self.timelines.get(sw.spec.datapath_id)
+            kind = "flow_mod" if name == "flow_mod" else "lldp_out"
+            if tl is None or not tl.armed(sw, kind):
+                return
+            if kind == "lldp_out" and ethertype(msg.fields.get("data", b"")) not in DISCOVERY_ETHERTYPES:
+                return
+            role = sw.controller_role
+            extra = {"role": rl.ROLE_NAMES[role]}
+            if role == rl.SLAVE and sw.version == codec.OFP13:
+                extra["refused"] = "IS_SLAVE"
+            tl.first(sw, kind, t, sw.controller, **extra)
 
     def packet_out(self, sw: FabricSwitch, fields: dict, t: int) -> None:
         if not sw.hosts_announced:
@@ -298,12 +436,15 @@ class Fabric(SessionListener):
         else:
             self._discovery_out(sw, fields, t)
         if self.data_plane:
+            dpid = sw.spec.datapath_id
             budget = [MAX_COPIES]
             for port in fields["out_ports"]:
                 if port == codec.PORT_TABLE:
-                    self._process(sw, fields["in_port"], data, t, 0, budget)
+                    pipeline = self.pipelines.get(dpid)
+                    if pipeline is not None:
+                        self._process(dpid, pipeline, fields["in_port"], data, t, 0, budget)
                 else:
-                    self._output(sw, fields["in_port"], port, data, 1, t, 0, budget)
+                    self._output(dpid, fields["in_port"], port, data, 1, t, 0, budget)
             return
         self._relay(sw, fields, data, t)
 
@@ -339,22 +480,28 @@ class Fabric(SessionListener):
                 self.not_delivered += 1
 
     def deliver(self, at: Endpoint, data: bytes, t_out: int, reason: int = codec.OFPR_NO_MATCH) -> bool:
-        """Write ``data`` as a PACKET_IN at ``at`` (a port of a switch this process owns).  Under an exception
-        plan (§5.3.1) some are replaced by an invalid message, which counts as neither relayed nor delivered."""
-        target = self.sessions.get(at.dpid)
-        if target is None or target.closed:
-            self.not_delivered += 1
+        """Write ``data`` as a PACKET_IN at ``at`` (a port of a switch this process owns), to every connection of
+        the switch that wants it; counted once however many they are.  Under an exception plan (§5.3.1) some
+        are replaced by an invalid message, which counts as neither relayed nor delivered."""
+        targets = self._targets(at.dpid, rl.PACKET_IN, reason)
+        if not targets:
+            if at.dpid in self.connections:
+                self.packet_ins_unwanted += 1
+            else:
+                self.not_delivered += 1
             return False
         plan = self.exceptions
         if plan is not None:
             self.async_messages += 1
             if plan.take():
-                target.send(exception_bytes(plan.kind, target.version, target.next_xid(), at.port, data, reason),
-                            "exception")
+                for target in targets:
+                    target.send(exception_bytes(plan.kind, target.version, target.next_xid(), at.port, data, reason),
+                                "exception")
                 self.exceptions_sent += 1
                 return True
-        target.send(codec.encode_packet_in(target.version, target.next_xid(), codec.NO_BUFFER, at.port, data,
-                                           reason=reason), "packet_in")
+        for target in targets:
+            target.send(codec.encode_packet_in(target.version, target.next_xid(), codec.NO_BUFFER, at.port, data,
+                                               reason=reason), "packet_in")
         if self.data_plane and ethertype(data) not in DISCOVERY_ETHERTYPES:
             self.packet_ins_data += 1
             if self.trace is not None:
@@ -380,11 +527,11 @@ class Fabric(SessionListener):
     # ------------------------------------------------------------------ the data plane
     def ingress(self, at: Endpoint, frame: bytes, t_out: int, hops: int = 0, budget: Optional[list] = None) -> None:
         """``frame`` arrives at switch port ``at`` (from a link or a host): run it through the tables."""
-        sw = self.sessions.get(at.dpid)
-        if sw is None or sw.closed or sw.pipeline is None:
+        pipeline = self.pipelines.get(at.dpid)
+        if pipeline is None:
             self.not_delivered += 1
             return
-        self._process(sw, at.port, frame, t_out, hops, budget if budget is not None else [MAX_COPIES])
+        self._process(at.dpid, pipeline, at.port, frame, t_out, hops, budget if budget is not None else [MAX_COPIES])
 
     def host_send(self, host, frame: bytes) -> None:
         """A host sends ``frame`` into its edge switch."""
@@ -397,13 +544,13 @@ class Fabric(SessionListener):
             return
         self.ingress(at, frame, self.now_ns())
 
-    def _process(self, sw: FabricSwitch, in_port: int, frame: bytes, t_out: int, hops: int, budget: list) -> None:
-        for port, _max_len, out, reason in sw.pipeline.process(frame, in_port, self.now_ns()):
-            self._output(sw, in_port, port, out, reason, t_out, hops, budget)
+    def _process(self, dpid: int, pipeline: Pipeline, in_port: int, frame: bytes, t_out: int, hops: int,
+                 budget: list) -> None:
+        for port, _max_len, out, reason in pipeline.process(frame, in_port, self.now_ns()):
+            self._output(dpid, in_port, port, out, reason, t_out, hops, budget)
 
-    def _output(self, sw: FabricSwitch, in_port: int, port: int, frame: bytes, reason: int, t_out: int, hops: int,
+    def _output(self, dpid: int, in_port: int, port: int, frame: bytes, reason: int, t_out: int, hops: int,
                 budget: list) -> None:
-        dpid = sw.spec.datapath_id
         if port == codec.PORT_CONTROLLER:
             self.deliver(Endpoint(dpid, in_port), frame, t_out, reason)
             return
@@ -442,7 +589,31 @@ class Fabric(SessionListener):
         else:
             self.not_delivered += 1
 
-    def flow_mod_applied(self, sw: FabricSwitch, fm: dict, t: int) -> None:
+    def repeats_another_connection(self, sw: FabricSwitch, pipeline: Pipeline, fm: dict) -> bool:
+        """Whether FLOW_MOD ``fm`` from ``sw`` is an ADD of an entry another connection of the switch installed
+        identically (same table, priority, match, instructions, cookie, timeouts and flags): two EQUAL
+        controllers both answering one PACKET_IN."""
+        if fm["command"] != fc.ADD:
+            return False
+        table = pipeline.tables.get(fm["table_id"])
+        old = table.find_exact(fm["match"], fm["priority"]) if table is not None else None
+        if old is None:
+            return False
+        origin = self._installed_by.get(old)
+        return (origin is not None and origin is not sw and old.raw_instructions == fm["raw_instructions"]
+                and (old.cookie, old.idle_timeout, old.hard_timeout, old.flags)
+                == (fm["cookie"], fm["idle_timeout"], fm["hard_timeout"], fm["flags"]))
+
+    def flow_mod_applied(self, sw: FabricSwitch, fm: dict, t: int, changed: Optional[dict] = None,
+                         duplicate: bool = False) -> None:
+        """Count an applied FLOW_MOD (a ``duplicate`` apart: it changed nothing a controller asked for) and send
+        the FLOW_REMOVED it caused."""
+        if duplicate:
+            self.flow_mods_duplicate += 1
+            self._send_flow_removed(sw.spec.datapath_id)
+            return
+        for entry in (changed or {}).get("added", ()):
+            self._installed_by[entry] = sw
         self.flow_mods += 1
         times = self.flow_mod_times.get(sw.spec.datapath_id)
         if times is None:
@@ -454,7 +625,7 @@ class Fabric(SessionListener):
                 self.trace["flow_mods"].append([t, sw.spec.datapath_id, *rec])
             elif rec is not None:
                 self.trace["truncated"] = True
-        self._send_flow_removed(sw)
+        self._send_flow_removed(sw.spec.datapath_id)
 
     # ------------------------------------------------------------------ provisioning trace
     def start_trace(self) -> None:
@@ -471,22 +642,30 @@ class Fabric(SessionListener):
         return {"packet_ins": [[s.hex(), d.hex(), t, dpid] for (s, d), (t, dpid) in self.trace["packet_ins"].items()],
                 "flow_mods": list(self.trace["flow_mods"]), "truncated": self.trace["truncated"]}
 
-    def _send_flow_removed(self, sw: FabricSwitch) -> None:
-        pending = sw.pipeline.removed_pending
-        if pending and not sw.closed:
+    def _send_flow_removed(self, dpid: int) -> None:
+        """FLOW_REMOVED for the entries switch ``dpid`` removed with SEND_FLOW_REM, to every connection that wants
+        it (counted once per entry)."""
+        pipeline = self.pipelines.get(dpid)
+        if pipeline is None:
+            return
+        pending = pipeline.removed_pending
+        if pending:
             now = self.now_ns()
             for entry, reason in pending:
-                sw.send(fc.encode_flow_removed(sw.version, sw.next_xid(), entry, reason, now - entry.installed_ns),
-                        "flow_removed")
-                self.flow_removed_sent += 1
+                targets = self._targets(dpid, rl.FLOW_REMOVED, reason)
+                for sw in targets:
+                    sw.send(fc.encode_flow_removed(sw.version, sw.next_xid(), entry, reason, now - entry.installed_ns),
+                            "flow_removed")
+                if targets:
+                    self.flow_removed_sent += 1
         pending.clear()
 
     def _expire(self) -> None:
         self._expire_call = None
         now = self.now_ns()
-        for sw in list(self.sessions.values()):
-            if sw.pipeline is not None and sw.pipeline.expire(now):
-                self._send_flow_removed(sw)
+        for dpid, pipeline in list(self.pipelines.items()):
+            if pipeline.expire(now):
+                self._send_flow_removed(dpid)
         if self.sessions and self.clock is not None:
             self._expire_call = self.clock.callLater(EXPIRE_PERIOD, self._expire)
 
@@ -513,13 +692,17 @@ class Fabric(SessionListener):
             ch["t_first_notice"] = t
 
     def _port_status(self, ch: dict, ep: Endpoint, down: bool) -> None:
-        sw = self.sessions.get(ep.dpid)
-        if ep.dpid not in self.owned or sw is None or sw.closed:
+        """PORT_STATUS (MODIFY) for port ``ep`` to every connection of its switch that wants it."""
+        if ep.dpid not in self.owned:
+            return
+        targets = self._targets(ep.dpid, rl.PORT_STATUS, codec.OFPPR_MODIFY)
+        if not targets:
             return
         port = codec.port_spec(ep.dpid, ep.port)
         if down:
             port = codec.PortSpec(port.port_no, port.hw_addr, port.name, state=codec.OFPPS_LINK_DOWN)
-        sw.send(codec.encode_port_status(sw.version, sw.next_xid(), codec.OFPPR_MODIFY, port), "port_status")
+        for sw in targets:
+            sw.send(codec.encode_port_status(sw.version, sw.next_xid(), codec.OFPPR_MODIFY, port), "port_status")
         self._notice(ch, self.now_ns())
 
     def set_link(self, a: Endpoint, up: bool) -> dict:
@@ -550,9 +733,10 @@ class Fabric(SessionListener):
             peer = self.topology.peer(ep.dpid, ep.port)
             if peer is not None:
                 self.down_links.add(frozenset((ep, peer)))
-        sw = self.sessions.get(dpid)
-        if dpid in self.owned and sw is not None and not sw.closed:
-            sw.abort(CLOSE_LOCAL, "switch down (the benchmark's topology change)")
+        live = [sw for sw in self.connections.get(dpid, ()) if not sw.closed]
+        if dpid in self.owned and live:
+            for sw in live:
+                sw.abort(CLOSE_LOCAL, "switch down (the benchmark's topology change)")
             t = self.now_ns()
             ch["t_session_closed"] = t
             self._notice(ch, t)
@@ -568,6 +752,8 @@ class Fabric(SessionListener):
             ch = {k: v for k, v in self.change.items() if k not in ("affected", "affected_switches")}
             ch["affected"] = [[e.dpid, e.port] for e in sorted(self.change["affected"], key=lambda e: (e.dpid, e.port))]
         return {"ready": len(self.sessions), "owned": len(self.owned),
+                "connections": sum(len(c) for c in self.connections.values()),
+                "packet_ins_unwanted": self.packet_ins_unwanted,
                 "t_first_discovery_out": self.t_first_discovery_out, "t_last_relayed_in": self.t_last_relayed_in,
                 "last_relay_before": self.last_relay_before(before_ns) if before_ns is not None else None,
                 "first_in": [[e.dpid, e.port, t] for e, t in self.first_in.items()],
@@ -579,7 +765,8 @@ class Fabric(SessionListener):
                 "relay_latency_ns": self.relay_latency_ns.tobytes(), "change": ch,
                 "data_plane": self.data_plane and {
                     "flow_mods": self.flow_mods, "flow_mods_failed": self.flow_mods_failed,
+                    "flow_mods_duplicate": self.flow_mods_duplicate,
                     "flow_removed_sent": self.flow_removed_sent, "frames_forwarded": self.frames_forwarded,
                     "frames_to_hosts": self.frames_to_hosts, "packet_ins_data": self.packet_ins_data,
                     "storm_drops": self.storm_drops, "unsupported_outputs": self.unsupported_outputs,
-                    "flow_entries": sum(s.pipeline.count for s in self.sessions.values() if s.pipeline)}}
+                    "flow_entries": sum(p.count for p in self.pipelines.values())}}

@@ -1,6 +1,8 @@
-"""One shard's part of a topology, on a real reactor: its switches connected to the controller and
-a TCP listener on loopback through which frames cross to the switches of other shards (one
-connection per pair of shards, length-prefixed records; TCP so that a burst is never dropped).
+"""One shard's part of a topology, on a real reactor: its switches connected to the controller (or to
+each controller of a cluster: one connection per switch and controller, each reconnecting on its own
+when the fabric's parameters ask for it) and a TCP listener on loopback through which frames cross to
+the switches of other shards (one connection per pair of shards, length-prefixed records; TCP so that a
+burst is never dropped).
 
 :mod:`emulator.shard` drives this from the caller's commands; :class:`~emulator.fabric.Fabric`
 holds the logic (and is unit-tested without sockets).
@@ -15,7 +17,7 @@ from twisted.protocols.basic import Int32StringReceiver
 
 from . import testports as tpt
 from . import topology as tp
-from .control import Connected, ConnectFabric, DeployFabric, EmulatorError, PortAnswer, TestPortCommand
+from .control import CLOSE_LOCAL, Connected, ConnectFabric, DeployFabric, EmulatorError, PortAnswer, TestPortCommand
 from .fabric import REMOTE_HEAD, Fabric
 from .ramp import Ramp, RampLedger
 from .topology import Endpoint
@@ -52,18 +54,38 @@ class _RelayFactory(Factory):
         return p
 
 
+class _FabricLedger(RampLedger):
+    """The ramp's failures by datapath id: the fabric's ramp keys are (dpid, controller index); with a cluster
+    each failure also names its controller."""
+
+    def __init__(self):
+        super().__init__()
+        self.addresses: tuple = ()
+
+    def connect_failed(self, index: int, key, kind: str, detail: str) -> None:
+        dpid, i = key
+        where = f" ({self.addresses[i][0]}:{self.addresses[i][1]})" if len(self.addresses) > 1 else ""
+        self.failures.append((dpid, f"{kind}: {detail}{where}"))
+
+    def session_closed(self, session, kind: str, detail: str) -> None:
+        if len(self.addresses) > 1 and kind != CLOSE_LOCAL:
+            detail = f"{detail}; controller {session.controller}"
+        super().session_closed(session, kind, detail)
+
+
 class FabricNet:
     def __init__(self, reactor, cmd: DeployFabric, source: str = "127.0.0.1"):
         self.reactor = reactor
         self.topology = tp.from_dict(cmd.topology)
         self.owned = list(cmd.owned)
         self.source = source
-        self.sessions = RampLedger()
+        self.sessions = _FabricLedger()
         self.ramp: Optional[Ramp] = None
-        f = cmd.fabric
+        self.params = f = cmd.fabric
         self.fabric = Fabric(self.topology, tuple(cmd.versions), owned=self.owned, remote_send=self._send_remote,
                              clock=reactor, host_delay=f.host_delay, host_refresh=f.host_refresh,
-                             data_plane=f.data_plane, table_miss=f.table_miss, table_capacity=f.table_capacity)
+                             data_plane=f.data_plane, table_miss=f.table_miss, table_capacity=f.table_capacity,
+                             timeline_limit=f.timeline_limit)
         self.fabric.prepare_hosts()
         self.fabric.host_receive = self._host_receive
         self.test_ports: dict = {}     # Endpoint -> TestPort (at host ports of switches this shard owns)
@@ -112,18 +134,31 @@ class FabricNet:
         self.reactor.connectTCP(addr[0], addr[1], Dial(), timeout=5)
 
     def connect(self, cmd: ConnectFabric):
-        """Connect the owned switches through the ramp (groups on the clock; a switch whose TCP connect
-        fails tries again three times, 1 s apart, as a real switch keeps reconnecting); fires with a
-        :class:`Connected`."""
+        """Connect the owned switches, each to every controller ``cmd`` names, through the ramp (groups on the
+        clock; a switch whose TCP connect fails tries again three times, 1 s apart, as a real switch keeps
+        reconnecting; with the fabric's ``reconnect``, a lost connection is opened again with backoff); fires
+        with a :class:`Connected` counting connections (switches × controllers)."""
         self.peers = {int(k): tuple(v) for k, v in cmd.peers.items()}
+        addresses = cmd.controllers()
+        self.sessions.addresses = addresses
+        keys = [(dpid, i) for dpid in self.owned for i in range(len(addresses))]
+        f = self.params
 
-        def build(index, dpid):
-            p = self.fabric.make_protocol(dpid, self.reactor, handshake_timeout=cmd.ramp.handshake_timeout)
+        def build(index, key):
+            dpid, i = key
+            host, port = addresses[i]
+            p = self.fabric.make_protocol(dpid, self.reactor, handshake_timeout=cmd.ramp.handshake_timeout,
+                                          controller=f"{host}:{port}", echo_interval=f.echo_interval,
+                                          echo_timeout=f.echo_timeout)
+            if len(self.switches) > 2 * len(keys):        # reconnects: forget the sessions long closed
+                self.switches = [s for s in self.switches if not s.closed]
             self.switches.append(p)
             return p
 
-        self.ramp = Ramp.from_params(cmd.ramp, self.reactor, tuple(cmd.address), self.owned, build, self.sessions,
-                                     settle_first=False, retries=3, retry_delay=1.0, source_base=self.source)
+        self.ramp = Ramp.from_params(cmd.ramp, self.reactor, addresses[0], keys, build, self.sessions,
+                                     settle_first=False, retries=3, retry_delay=1.0, source_base=self.source,
+                                     address_of=lambda key: addresses[key[1]], reconnect=f.reconnect,
+                                     reconnect_delay=f.reconnect_delay, reconnect_max_delay=f.reconnect_max_delay)
         self.fabric.listener = self.ramp     # the fabric passes each session's ready/closed on to the ramp
 
         def done(ramp):
@@ -134,6 +169,8 @@ class FabricNet:
         if kind in ("link_down", "link_up"):
             self.fabric.set_link(Endpoint(dpid, port), up=kind == "link_up")
         elif kind == "switch_down":
+            if self.ramp is not None:
+                self.ramp.forget(lambda key: key[0] == dpid)     # a switch taken down stays down
             self.fabric.switch_down(dpid)
         else:
             raise EmulatorError(f"unknown change {kind!r} (link_down, link_up, switch_down)")
@@ -179,7 +216,7 @@ class FabricNet:
 
     def close(self) -> None:
         if self.ramp is not None:
-            self.ramp.stop()
+            self.ramp.close()
         for port in self.test_ports.values():
             port.stop()
         self.fabric.stop()

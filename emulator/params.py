@@ -357,12 +357,48 @@ TABLE_MISS = ("controller", "drop", "table")
 
 @dataclass(frozen=True)
 class FabricParams:
-    """A deployed topology's switches, as a benchmark wants them (not an option family)."""
+    """A deployed topology's switches, as a benchmark wants them (not an option family).
+
+    The keep-alive and the reconnection are off by default (a run without them behaves as before they
+    existed); the controller failover benchmark (RFC 8456 §5.4.1) turns them on: ``echo_interval`` > 0 sends
+    an ECHO_REQUEST on every connection that often and closes a connection whose ECHO_REPLY has not come
+    within ``echo_timeout`` (how a frozen controller is told from a slow one: its TCP stays up);
+    ``reconnect`` makes a switch reconnect to a controller after losing it, ``reconnect_delay`` s later,
+    doubling after each failed try up to ``reconnect_max_delay``.  A bad value is refused here, in one
+    line naming the field."""
     host_refresh: float = 5.0         # hosts re-announce themselves (gratuitous ARP) this often; 0: once
     host_delay: float = 1.0           # after a switch is ready, before its hosts announce themselves
     data_plane: bool = False          # flow tables (path benchmarks) or discovery relay only
     table_miss: str = "controller"
     table_capacity: Optional[int] = None
+    echo_interval: float = 0.0        # seconds between keep-alive ECHO_REQUESTs per connection; 0: none
+    echo_timeout: float = 3.0         # seconds an ECHO_REQUEST of the keep-alive may go unanswered
+    reconnect: bool = False           # reconnect to a controller after a connection is lost
+    reconnect_delay: float = 0.25     # seconds before the first try; doubled after each failed one
+    reconnect_max_delay: float = 4.0  # ... up to this
+    timeline_limit: int = 4096        # control-plane events kept per switch (emulator.roles.SwitchTimeline)
+
+    def __post_init__(self):
+        def number(name: str, ok, what: str) -> None:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or not ok(value):
+                raise ValueError(f"fabric {name.replace('_', ' ')} must be {what} (got {value!r})")
+
+        number("host_refresh", lambda v: v >= 0, "a non-negative number of seconds")
+        number("host_delay", lambda v: v >= 0, "a non-negative number of seconds")
+        number("echo_interval", lambda v: v >= 0, "a non-negative number of seconds (0: no keep-alive)")
+        number("echo_timeout", lambda v: v > 0, "a positive number of seconds")
+        number("reconnect_delay", lambda v: v > 0, "a positive number of seconds")
+        number("reconnect_max_delay", lambda v: v >= self.reconnect_delay,
+               f"a number of seconds no smaller than the reconnect delay ({self.reconnect_delay!r})")
+        if isinstance(self.timeline_limit, bool) or not isinstance(self.timeline_limit, int) or self.timeline_limit < 1:
+            raise ValueError(f"fabric timeline limit must be a positive integer (got {self.timeline_limit!r})")
+        if self.table_miss not in TABLE_MISS:
+            raise ValueError(f"fabric table miss must be one of {', '.join(TABLE_MISS)} (got {self.table_miss!r})")
+        if self.table_capacity is not None and (isinstance(self.table_capacity, bool)
+                                                or not isinstance(self.table_capacity, int) or self.table_capacity < 1):
+            raise ValueError(f"fabric table capacity must be a positive integer or None (got {self.table_capacity!r})")
 
 
 # --------------------------------------------------------------------------- shard hosts and CPU placement

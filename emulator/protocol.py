@@ -5,6 +5,16 @@ PORT_DESC multipart, ROLE, BARRIER, ECHO both ways) and timestamps.  The clock
 (``IReactorTime``) and the nanosecond time source are injected, so tests drive
 it with ``StringTransport`` and ``task.Clock`` and never sleep.
 
+OpenFlow 1.3 roles (:mod:`emulator.roles`): a switch connected to several
+controllers has one session per controller, all sharing the switch's
+:class:`~emulator.roles.RoleTable` (a session alone gets a table of its own).
+ROLE_REQUEST follows the table's rules, a SLAVE's state-changing writes are
+refused with IS_SLAVE, and SET_ASYNC / GET_ASYNC set and read which
+asynchronous messages the session wants (:meth:`SwitchProtocol.wants_async`).
+An optional keep-alive sends ECHO_REQUEST every ``echo_interval`` seconds and
+closes the session (:data:`CLOSE_ECHO_TIMEOUT`) when one is not answered within
+``echo_timeout``.
+
 Timestamps are taken with a monotonic nanosecond clock at the write of each
 message and at ``dataReceived`` for each message read: that is the measurement
 point (RFC 8456 §4.3, §4.5) every benchmark reports.
@@ -21,11 +31,19 @@ from twisted.internet import error as terror
 from twisted.internet.protocol import Protocol
 
 from . import codec
-from .control import CLOSE_BY_PEER, CLOSE_HANDSHAKE_TIMEOUT, CLOSE_LOCAL, CLOSE_PROTOCOL, CLOSE_RESET, CLOSE_VERSION  # noqa: F401
+from . import roles as rl
+from .control import (  # noqa: F401
+    CLOSE_BY_PEER,
+    CLOSE_ECHO_TIMEOUT,
+    CLOSE_HANDSHAKE_TIMEOUT,
+    CLOSE_LOCAL,
+    CLOSE_PROTOCOL,
+    CLOSE_RESET,
+    CLOSE_VERSION,
+)
 
 SUPPORTED_STATS = {codec.MP_DESC, codec.MP_FLOW, codec.MP_AGGREGATE, codec.MP_TABLE, codec.MP_PORT_STATS}
-ACCEPTED_SILENTLY = {"flow_mod", "packet_out", "port_mod", "group_mod", "meter_mod", "table_mod",
-                     "set_async", "flow_removed"}
+ACCEPTED_SILENTLY = {"flow_mod", "packet_out", "port_mod", "group_mod", "meter_mod", "table_mod", "flow_removed"}
 
 
 @dataclass(frozen=True)
@@ -56,6 +74,9 @@ class SessionListener:
     def echo_answered(self, session: "SwitchProtocol", rtt_ns: int) -> None:
         """The controller answered our ECHO_REQUEST probe."""
 
+    def role_requested(self, session: "SwitchProtocol", role: int, generation_id: int, answer: rl.RoleAnswer,
+                       t: int) -> None:
+        """A ROLE_REQUEST (``role``, ``generation_id``) read at ``t`` was answered: ``answer`` says how."""
 
 
 
@@ -88,7 +109,11 @@ class SwitchProtocol(Protocol):
     def __init__(self, spec: SwitchSpec, clock, listener: Optional[SessionListener] = None,
                  handshake_timeout: float = 10.0, now_ns: Callable[[], int] = time.monotonic_ns,
                  trace: Optional[Callable[[str, int, str, int, int], None]] = None,
-                 max_message_len: int = codec.MAX_MESSAGE_LEN):
+                 max_message_len: int = codec.MAX_MESSAGE_LEN, roles: Optional[rl.RoleTable] = None,
+                 controller: str = "", echo_interval: float = 0.0, echo_timeout: float = 0.0):
+        """``roles``: the switch's role table, shared by its sessions (default: one of its own);
+        ``controller``: the controller's address as the timeline names it (default: the transport's peer);
+        ``echo_interval`` / ``echo_timeout``: the keep-alive (0: none / never closes)."""
         self.spec = spec
         self.clock = clock
         self.listener = listener or SessionListener()
@@ -101,8 +126,11 @@ class SwitchProtocol(Protocol):
         self.closed = False
         self.close_kind: Optional[str] = None
         self.close_detail = ""
-        self.role = codec.OFPCR_ROLE_EQUAL
-        self.generation_id = 0
+        self.roles = roles if roles is not None else rl.RoleTable()
+        self.async_config = rl.DEFAULT_ASYNC
+        self.controller = controller
+        self.echo_interval = echo_interval
+        self.echo_timeout = echo_timeout
         self.miss_send_len = 128
         self.t_connected: Optional[int] = None
         self.t_ready: Optional[int] = None
@@ -114,12 +142,33 @@ class SwitchProtocol(Protocol):
         self._xid = 0
         self._echo_pending: dict = {}
         self._handshake_call = None
+        self._keepalive_call = None
+        self._echo_deadlines: dict = {}       # keep-alive xid -> the call that closes the session
         self._closing_kind: Optional[str] = None
         self._closing_detail = ""
+
+    @property
+    def controller_role(self) -> int:
+        """This session's OpenFlow role (EQUAL, MASTER or SLAVE; always EQUAL under OpenFlow 1.0)."""
+        return self.roles.role_of(self)
+
+    def wants_async(self, kind: int, reason: int) -> bool:
+        """Whether this session's controller gets asynchronous message ``kind`` (:data:`emulator.roles.PACKET_IN`,
+        PORT_STATUS, FLOW_REMOVED) with ``reason``: by its role and asynchronous configuration under OpenFlow 1.3,
+        always under 1.0 (no roles there)."""
+        if self.version != codec.OFP13:
+            return True
+        return self.async_config.wants(kind, reason, self.roles.role_of(self))
 
     # ------------------------------------------------------------------ Twisted callbacks
     def connectionMade(self):
         self.t_connected = self.now_ns()
+        if not self.controller:
+            try:
+                peer = self.transport.getPeer()
+                self.controller = f"{peer.host}:{peer.port}"
+            except (AttributeError, NotImplementedError):
+                self.controller = "controller"
         versions = self.spec.versions
         bitmap = versions if max(versions) >= codec.OFP13 else ()
         self.send(codec.encode_hello(max(versions), self.next_xid(), bitmap), "hello")
@@ -155,9 +204,11 @@ class SwitchProtocol(Protocol):
 
     def connectionLost(self, reason=None):
         self._cancel_handshake_timer()
+        self._stop_keepalive()
         if self.closed:
             return
         self.closed = True
+        self.roles.leave(self)
         if self._closing_kind:
             kind, detail = self._closing_kind, self._closing_detail
         else:
@@ -186,12 +237,16 @@ class SwitchProtocol(Protocol):
         self._echo_pending[xid] = self.send(codec.encode_echo_request(version, xid), "echo_request", xid)
         return xid
 
-    def abort(self, kind: str, detail: str = "") -> None:
-        """Close this session on our initiative, recording why."""
+    def abort(self, kind: str, detail: str = "", hard: bool = False) -> None:
+        """Close this session on our initiative, recording why; ``hard``: at once, unsent data dropped (toward a
+        controller that reads nothing, a graceful close would wait for ever)."""
         if self.closed or self._closing_kind:
             return
         self._closing_kind, self._closing_detail = kind, detail
-        self.transport.loseConnection()
+        if hard:
+            self.transport.abortConnection()
+        else:
+            self.transport.loseConnection()
 
     # ------------------------------------------------------------------ receiving
     def _handle(self, msg, frame: bytes, t: int) -> None:
@@ -208,6 +263,9 @@ class SwitchProtocol(Protocol):
             return
         if msg.version != self.version:
             self._send_error(msg, codec.OFPET_BAD_REQUEST, codec.OFPBRC_BAD_VERSION, frame)
+            return
+        if msg.name in rl.SLAVE_REFUSED and self.version == codec.OFP13 and not self.roles.may_write(self):
+            self._send_error(msg, codec.OFPET_BAD_REQUEST, codec.OFPBRC_IS_SLAVE, frame)
             return
         handler = getattr(self, "_on_" + msg.name, None)
         if handler is not None:
@@ -238,6 +296,9 @@ class SwitchProtocol(Protocol):
         sent = self._echo_pending.pop(msg.xid, None)
         if sent is None:
             return
+        deadline = self._echo_deadlines.pop(msg.xid, None)
+        if deadline is not None and deadline.active():
+            deadline.cancel()
         self.t_echo_ok = t
         self.listener.echo_answered(self, t - sent)
 
@@ -250,6 +311,9 @@ class SwitchProtocol(Protocol):
             self.ready = True
             self.t_ready = self.t_last_tx
             self._cancel_handshake_timer()
+            self.roles.join(self)
+            if self.echo_interval > 0:
+                self._keepalive_call = self.clock.callLater(self.echo_interval, self._keepalive)
             self.listener.session_ready(self)
 
     def _on_set_config(self, msg, t) -> None:
@@ -263,10 +327,19 @@ class SwitchProtocol(Protocol):
         self.send(codec.encode_barrier_reply(self.version, msg.xid), "barrier_reply", msg.xid)
 
     def _on_role_request(self, msg, t) -> None:
-        role = msg.fields["role"]
-        if role != codec.OFPCR_ROLE_NOCHANGE:
-            self.role, self.generation_id = role, msg.fields["generation_id"]
-        self.send(codec.encode_role_reply(msg.xid, self.role, self.generation_id), "role_reply", msg.xid)
+        role, generation_id = msg.fields["role"], msg.fields["generation_id"]
+        answer = self.roles.request(self, role, generation_id)
+        if answer.error is not None:
+            self._send_error(msg, codec.OFPET_ROLE_REQUEST_FAILED, answer.error, msg_bytes(msg))
+        else:
+            self.send(codec.encode_role_reply(msg.xid, answer.role, answer.generation_id), "role_reply", msg.xid)
+        self.listener.role_requested(self, role, generation_id, answer, t)
+
+    def _on_set_async(self, msg, t) -> None:
+        self.async_config = rl.AsyncConfig(tuple(msg.fields["masks"]))
+
+    def _on_get_async_request(self, msg, t) -> None:
+        self.send(codec.encode_get_async_reply(msg.xid, self.async_config.masks), "get_async_reply", msg.xid)
 
     def _on_stats_request(self, msg, t) -> None:
         kind = msg.fields["stats_type"]
@@ -302,6 +375,33 @@ class SwitchProtocol(Protocol):
         if self._handshake_call is not None and self._handshake_call.active():
             self._handshake_call.cancel()
         self._handshake_call = None
+
+    # ------------------------------------------------------------------ keep-alive
+    def _keepalive(self) -> None:
+        """Send the next keep-alive ECHO_REQUEST; the session closes if its reply is late."""
+        self._keepalive_call = None
+        if self.closed or self._closing_kind:
+            return
+        xid = self.probe_echo()
+        if self.echo_timeout > 0:
+            self._echo_deadlines[xid] = self.clock.callLater(self.echo_timeout, self._echo_expired, xid)
+        self._keepalive_call = self.clock.callLater(self.echo_interval, self._keepalive)
+
+    def _echo_expired(self, xid: int) -> None:
+        self._echo_deadlines.pop(xid, None)
+        self._echo_pending.pop(xid, None)
+        self.abort(CLOSE_ECHO_TIMEOUT, f"no ECHO_REPLY within {self.echo_timeout:g} s (keep-alive every "
+                                       f"{self.echo_interval:g} s)", hard=True)
+
+    def _stop_keepalive(self) -> None:
+        calls = list(self._echo_deadlines.values())
+        if self._keepalive_call is not None:
+            calls.append(self._keepalive_call)
+        for call in calls:
+            if call.active():
+                call.cancel()
+        self._keepalive_call = None
+        self._echo_deadlines.clear()
 
 
 def msg_bytes(msg) -> bytes:

@@ -10,7 +10,14 @@ The policy is in attributes, as in Twisted's ``ReconnectingClientFactory``:
   reconnecting to its controller (never for the emulator's own resource limits);
 * ``connect_timeout``; ``source_base`` / ``per_source``: toward a controller on loopback, sessions take
   loopback source addresses ``per_source`` at a time (one address has one ephemeral port range toward the
-  controller); toward any other address, or with ``None``, the kernel chooses.
+  controller); toward any other address, or with ``None``, the kernel chooses;
+* ``address_of``: where the session of a key connects (default: the ramp's one address); a switch connected
+  to a cluster of controllers is one key per (switch, controller);
+* ``reconnect`` / ``reconnect_delay`` / ``reconnect_max_delay``: a session that is lost (not closed by the
+  emulator itself) or never gets going is opened again, each key on its own, after ``reconnect_delay``
+  seconds, doubled after every try that fails up to ``reconnect_max_delay``, back to the start once a
+  session is ready again; until :meth:`Ramp.close`.  A real switch keeps reconnecting to each of its
+  controllers this way.
 
 The ramp sits between the switch sessions and their owner: it is (or is told by) the sessions'
 :class:`~emulator.protocol.SessionListener`, counts each session settled once, and passes every
@@ -96,9 +103,15 @@ class RampLedger(RampOwner):
 
 
 class _Factory(ClientFactory):
+    """One key's connections: the first, its retries, and (with ``reconnect``) every later one."""
+
     def __init__(self, ramp: "Ramp", index: int, key):
         self.ramp, self.index, self.key = ramp, index, key
         self.attempts = 1
+        self.settled = False          # its first session was counted ready or failed
+        self.backoff = ramp.reconnect_delay
+        self.timer = None             # the pending reconnect
+        self.forgotten = False        # never reconnect (the switch was taken down)
 
     def buildProtocol(self, addr):
         proto = self.ramp.build(self.index, self.key)
@@ -118,6 +131,10 @@ class Ramp(SessionListener):
     connect_timeout = 5.0
     source_base: Optional[str] = "127.0.0.1"
     per_source = 20000
+    address_of: Optional[Callable[[object], tuple]] = None
+    reconnect = False
+    reconnect_delay = 0.25
+    reconnect_max_delay = 4.0
 
     def __init__(self, reactor, address: tuple, keys, build: Callable[[int, object], object],
                  owner: Optional[RampOwner] = None, **policy):
@@ -142,6 +159,10 @@ class Ramp(SessionListener):
         self.ready = 0
         self.failed = 0
         self.retried = 0
+        self.reconnects = 0       # reconnect attempts started
+        self.reconnected = 0      # sessions ready again after a reconnect
+        self.closed = False
+        self._factories: list = []
         self._pending = 0
         self._timer = None
 
@@ -167,6 +188,20 @@ class Ramp(SessionListener):
             if self._pending == 0:
                 self._finish()
 
+    def close(self) -> None:
+        """Stop, and never reconnect again (the owner is closing its sessions)."""
+        self.stop()
+        self.closed = True
+        for factory in self._factories:
+            self._cancel_reconnect(factory)
+
+    def forget(self, which: Callable[[object], bool]) -> None:
+        """Never reconnect the keys ``which(key)`` picks (their switch was taken down for good)."""
+        for factory in self._factories:
+            if which(factory.key):
+                factory.forgotten = True
+                self._cancel_reconnect(factory)
+
     def _open_group(self) -> None:
         self._timer = None
         if self.stopped or self.done.called:
@@ -176,42 +211,89 @@ class Ramp(SessionListener):
         self._pending += len(batch)
         for i, key in enumerate(batch, start):
             self.opened += 1
-            self._connect(_Factory(self, i, key))
+            factory = _Factory(self, i, key)
+            if self.reconnect:                 # kept to cancel their reconnects (a capacity ramp keeps none)
+                self._factories.append(factory)
+            self._connect(factory)
         if not self.settle_first and self.opened < len(self.keys):
             self._timer = self.reactor.callLater(self.delay, self._open_group)
 
     def _connect(self, factory: _Factory) -> None:
+        host, port = (self.host, self.port) if self.address_of is None else self.address_of(factory.key)
         bind = None
-        if self.source_base is not None:
+        if self.source_base is not None and is_loopback(host):
             try:
                 bind = (source_address(self.source_base, factory.index, self.per_source), 0)
             except ValueError as exc:
                 self.reactor.callLater(0, self._connect_failed, factory, None, terror.ConnectBindError(str(exc)))
                 return
-        self.reactor.connectTCP(self.host, self.port, factory, timeout=self.connect_timeout, bindAddress=bind)
+        self.reactor.connectTCP(host, port, factory, timeout=self.connect_timeout, bindAddress=bind)
 
     def _connect_failed(self, factory: _Factory, connector, reason) -> None:
         kind, detail = classify_connect_failure(reason)
+        if factory.settled:                 # a reconnect that failed: try again later
+            self._reconnect_later(factory)
+            return
         if kind != FAIL_LOCAL and factory.attempts <= self.retries and connector is not None and not self.stopped:
             factory.attempts += 1
             self.retried += 1
             self.reactor.callLater(self.retry_delay, connector.connect)
             return
         self.failed += 1
+        factory.settled = True
         self.owner.connect_failed(factory.index, factory.key, kind, detail)
         self._settled()
+        if kind != FAIL_LOCAL:
+            self._reconnect_later(factory)
+
+    # ------------------------------------------------------------------ reconnecting
+    def _reconnect_later(self, factory: _Factory) -> None:
+        if not self.reconnect or self.closed or factory.forgotten:
+            return
+        if factory.timer is not None and factory.timer.active():
+            return
+        delay = factory.backoff
+        factory.backoff = min(delay * 2, self.reconnect_max_delay)
+        factory.timer = self.reactor.callLater(delay, self._reconnect, factory)
+
+    def _reconnect(self, factory: _Factory) -> None:
+        factory.timer = None
+        if self.closed or factory.forgotten:
+            return
+        self.reconnects += 1
+        self._connect(factory)
+
+    @staticmethod
+    def _cancel_reconnect(factory: _Factory) -> None:
+        if factory.timer is not None and factory.timer.active():
+            factory.timer.cancel()
+        factory.timer = None
 
     # ------------------------------------------------------------------ SessionListener
     def session_ready(self, session) -> None:
+        factory = getattr(session, "factory", None)
+        if isinstance(factory, _Factory):
+            factory.backoff = self.reconnect_delay
+            if factory.settled:             # a reconnect: the ramp counted this key already
+                self.reconnected += 1
+                self.owner.session_ready(session)
+                return
+            factory.settled = True
         self.ready += 1
         self.owner.session_ready(session)
         self._settled()
 
     def session_closed(self, session, kind: str, detail: str) -> None:
         self.owner.session_closed(session, kind, detail)
-        if not session.ready:
+        factory = getattr(session, "factory", None)
+        counted = isinstance(factory, _Factory) and factory.settled
+        if not session.ready and not counted:
+            if isinstance(factory, _Factory):
+                factory.settled = True
             self.failed += 1
             self._settled()
+        if isinstance(factory, _Factory) and kind != CLOSE_LOCAL:
+            self._reconnect_later(factory)
 
     def echo_answered(self, session, rtt_ns: int) -> None:
         self.owner.echo_answered(session, rtt_ns)

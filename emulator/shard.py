@@ -257,7 +257,7 @@ class Shard:
         lost, detail = net.lost()
         counters = {k: st[k] for k in ("relayed", "sent_remote", "received_remote", "not_delivered", "discovery_outs",
                                        "other_outs", "buffered_outs", "hosts_announced", "async_messages",
-                                       "exceptions_sent")}
+                                       "exceptions_sent", "packet_ins_unwanted", "connections")}
         return c.FabricState(ready=st["ready"], owned=st["owned"], counters=counters,
                              t_first_discovery_out=st["t_first_discovery_out"],
                              t_last_relayed_in=st["t_last_relayed_in"], last_relay_before=st["last_relay_before"],
@@ -265,6 +265,13 @@ class Shard:
                              relay_latency_ns=st["relay_latency_ns"], change=st["change"],
                              data_plane=st["data_plane"] or None, sessions_lost=lost, lost_detail=detail,
                              pids=(os.getpid(),))
+
+    @responder(c.GetTimeline)
+    def timeline(self, cmd: c.GetTimeline, emit) -> c.Timeline:
+        """Each switch's control-plane timeline and the roles of its connections (controller failover, §5.4.1)."""
+        fabric = self._fabric().fabric
+        return c.Timeline(switches=fabric.timeline_report(cmd.dpids, cmd.since_ns),
+                          flow_mods_duplicate=fabric.flow_mods_duplicate, pids=(os.getpid(),))
 
     @responder(c.SetExceptions)
     def set_exceptions(self, cmd: c.SetExceptions, emit) -> c.Done:

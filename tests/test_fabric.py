@@ -235,3 +235,21 @@ def test_null_controller_lldp_probe_crosses_every_link_once_per_direction():
     assert fabric.discovery_outs == 3 and fabric.relayed == 4 and fabric.not_delivered == 0
     assert set(fabric.first_in) == {tp.Endpoint(*dst) for _, dst in topo.directed_links()}
     assert sum(ctl.packet_ins for _, ctl, _, _ in pairs) == 4 + 3      # LLDP back, and each host's ARP
+
+
+# --------------------------------------------------------------------------- switches connected to two controllers
+
+def test_a_switch_with_two_controllers_keeps_a_live_session_and_counts_a_relay_once():
+    topo = tp.linear(2)
+    fabric, sw = wired(OFP13, topo)
+    second = fabric.open_in_memory(2, Clock(), controller="second")
+    assert fabric.sessions[2] is sw[2][0] and fabric.status()["connections"] == 3
+    sw[1][0].dataReceived(lldp_out(OFP13, 1))
+    assert len(packet_ins(sw[2][1])) == len(packet_ins(second[1])) == 1      # each controller sees the LLDP
+    assert fabric.relayed == 1 and list(fabric.first_in) == [tp.Endpoint(2, 1)]
+    sw[2][0].connectionLost(None)
+    assert fabric.sessions[2] is second[0] and fabric.status()["ready"] == 2
+    ch = fabric.switch_down(2)                                   # every connection of the switch closes
+    assert second[1].disconnecting and ch["t_session_closed"] is not None
+    events = [e["event"] for e in fabric.timeline_report((2,))[2]["events"]]
+    assert events == ["ready", "ready", "lost"]

@@ -219,3 +219,53 @@ def test_every_message_is_timestamped_and_traced():
     assert [(d, n) for d, n, _ in seen] == [("tx", "hello"), ("rx", "hello"), ("rx", "features_request"),
                                             ("tx", "features_reply")]
     assert [t for _, _, t in seen] == [0, 1_000_000_000, 1_000_000_000, 1_000_000_000]
+
+
+# --------------------------------------------------------------------------- OpenFlow 1.3 roles on sessions
+
+class RoleRecorder(Recorder):
+    def __init__(self):
+        super().__init__()
+        self.roles = []
+
+    def role_requested(self, s, role, generation_id, answer, t):
+        self.roles.append((role, generation_id, answer.outcome, t))
+
+
+def test_sessions_of_one_switch_share_its_roles():
+    from emulator.roles import RoleTable
+
+    table, clock = RoleTable(), Clock()
+    listener = RoleRecorder()
+    sessions = []
+    for _ in range(2):
+        proto = SwitchProtocol(SwitchSpec.simple(0x42), clock, listener, 0, now_ns=lambda: 7, roles=table)
+        tr = StringTransport()
+        proto.makeConnection(tr)
+        proto.dataReceived(codec.encode_hello(OFP13, 1, (OFP13,)) + codec.header(OFP13, codec.FEATURES_REQUEST, 8, 2))
+        tr.clear()
+        sessions.append((proto, tr))
+    (a, ta), (b, tb) = sessions
+    a.dataReceived(codec.encode_role_request(3, codec.OFPCR_ROLE_MASTER, 5))
+    b.dataReceived(codec.encode_role_request(4, codec.OFPCR_ROLE_MASTER, 6))      # takes over: a is demoted
+    assert (a.controller_role, b.controller_role) == (codec.OFPCR_ROLE_SLAVE, codec.OFPCR_ROLE_MASTER)
+    a.dataReceived(codec.encode_role_request(5, codec.OFPCR_ROLE_MASTER, 5))      # a's generation is stale now
+    assert listener.roles == [(2, 5, "master", 7), (2, 6, "master", 7), (2, 5, "stale", 7)]
+    ta.clear()
+    a.dataReceived(codec.header(OFP13, codec.FLOW_MOD, 8, 9))
+    (err,) = codec.split_frames(ta.value())[0]
+    assert codec.decode(err).fields["code"] == codec.OFPBRC_IS_SLAVE and a.counters.errors_sent == 2
+    b.connectionLost(Failure(terror.ConnectionDone()))                            # a lost master holds no role
+    assert table.master() is None and table.connections() == [a]
+
+
+def test_openflow10_sessions_know_no_roles():
+    h = Harness(versions=(OFP10,))
+    h.sent()
+    h.feed(codec.encode_hello(OFP10, 1), codec.header(OFP10, codec.FEATURES_REQUEST, 8, 2))
+    h.sent()
+    h.feed(codec.header(OFP10, 24, 24, 4) + struct.pack("!I4xQ", codec.OFPCR_ROLE_SLAVE, 1),
+           codec.header(OFP10, codec.FLOW_MOD, 8, 5))
+    (err,) = h.sent()                                       # ROLE_REQUEST is not a 1.0 message; FLOW_MOD is fine
+    assert (err.xid, err.fields["code"]) == (4, codec.OFPBRC_BAD_TYPE)
+    assert h.proto.wants_async(0, 0) and h.proto.controller_role == codec.OFPCR_ROLE_EQUAL
