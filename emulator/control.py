@@ -749,6 +749,7 @@ class StreamSpec:
     src_net: int = 101
     dst_net: int = 102
     delay: float = 0.0
+    one_destination: bool = False     # every source to pair ``first``'s destination (A.7.1's S1..Sn, D1)
 
 
 @wire

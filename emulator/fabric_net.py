@@ -200,6 +200,9 @@ class FabricNet:
         if cmd.action == "stream":
             st = cmd.stream
             flows = tpt.synthetic_flows(st.flows, st.src_net, st.dst_net, st.first)
+            if st.one_destination:            # every source to pair ``first``'s destination (D1)
+                d1 = flows[0]
+                flows = [tpt.Flow(f.src_mac, d1.dst_mac, f.src_ip, d1.dst_ip) for f in flows]
             s = port.add_stream(st.stream, flows, st.size, st.rate, st.count, st.duration, st.delay)
             return PortAnswer(tx={st.stream: s.report()})
         if cmd.action == "start":
