@@ -163,6 +163,9 @@ class SwitchProtocol(Protocol):
     # ------------------------------------------------------------------ Twisted callbacks
     def connectionMade(self):
         self.t_connected = self.now_ns()
+        if hasattr(self.transport, "setTcpNoDelay"):
+            # each message leaves when it is written (its timestamp): no Nagle wait for an earlier one's ACK
+            self.transport.setTcpNoDelay(True)
         if not self.controller:
             try:
                 peer = self.transport.getPeer()

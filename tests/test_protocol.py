@@ -269,3 +269,14 @@ def test_openflow10_sessions_know_no_roles():
     (err,) = h.sent()                                       # ROLE_REQUEST is not a 1.0 message; FLOW_MOD is fine
     assert (err.xid, err.fields["code"]) == (4, codec.OFPBRC_BAD_TYPE)
     assert h.proto.wants_async(0, 0) and h.proto.controller_role == codec.OFPCR_ROLE_EQUAL
+
+
+def test_a_switch_session_turns_nagle_off_so_each_message_leaves_when_it_is_written():
+    class TcpTransport(StringTransport):
+        nodelay = False
+
+        def setTcpNoDelay(self, enabled):
+            self.nodelay = enabled
+    transport = TcpTransport()
+    SwitchProtocol(SwitchSpec.simple(1), Clock()).makeConnection(transport)
+    assert transport.nodelay is True
