@@ -1,0 +1,76 @@
+"""RFC 8456 §5.4.1: the cluster's convergence, the control-plane split, the options, and the role app's log lines,
+from hand-made timelines (no sockets, no processes)."""
+
+from types import SimpleNamespace
+
+from fixtures.cluster import KILL_MODES, takeovers
+from fixtures.failover import FailoverParams, cell_id, convergence, split
+
+A, B, C = "127.0.0.1:6653", "127.0.0.1:6654", "127.0.0.1:6655"
+
+
+def _timeline(roles: dict):
+    """roles: dpid -> [[controller, role], ...]"""
+    def roles_of(dpid):
+        return roles.get(dpid, [])
+
+    def master_of(dpid):
+        return next((c for c, r in roles.get(dpid, []) if r == "master"), None)
+    return SimpleNamespace(roles_of=roles_of, master_of=master_of)
+
+
+def test_an_active_standby_cluster_has_converged_with_one_master_and_the_others_slave_at_every_switch():
+    ok = _timeline({1: [[A, "master"], [B, "slave"]], 2: [[B, "slave"], [A, "master"]]})
+    assert convergence(ok, [1, 2], 2) == (A, None)
+    early = _timeline({1: [[A, "equal"], [B, "equal"]], 2: [[A, "equal"], [B, "equal"]]})
+    master, why = convergence(early, [1, 2], 2)
+    assert master is None and "switch 1 has roles" in why          # all EQUAL is not converged for active/standby
+    assert convergence(early, [1, 2], 2, standby=False) == (None, None)
+    half = _timeline({1: [[A, "master"]], 2: [[A, "master"], [B, "slave"]]})
+    assert convergence(half, [1, 2], 2)[1] == "switch 1 has 1 of 2 controller connections"
+    split_brain = _timeline({1: [[A, "master"], [B, "slave"]], 2: [[A, "slave"], [B, "master"]]})
+    assert "different masters" in convergence(split_brain, [1, 2], 2)[1]
+    two = _timeline({1: [[A, "master"], [B, "master"], [C, "slave"]]})
+    assert "switch 1 has roles" in convergence(two, [1], 3)[1]
+
+
+def test_the_control_plane_split_reads_the_switches_timelines_after_the_kill():
+    ms = 1_000_000
+    kill = 100 * ms
+    events = {
+        1: [{"t_ns": 90 * ms, "event": "lost", "controller": B, "kind": "closed"},          # before the kill
+            {"t_ns": 104 * ms, "event": "lost", "controller": A, "kind": "reset"},
+            {"t_ns": 112 * ms, "event": "role_request", "controller": B, "role": "master", "outcome": "master"},
+            {"t_ns": 115 * ms, "event": "first_flow_mod", "controller": B}],
+        2: [{"t_ns": 105 * ms, "event": "lost", "controller": A, "kind": "closed"},
+            {"t_ns": 113 * ms, "event": "role_request", "controller": B, "role": "master", "outcome": "stale"},
+            {"t_ns": 114 * ms, "event": "role_request", "controller": B, "role": "master", "outcome": "master"}],
+    }
+    s = split(events, kill, A)
+    assert s == {"loss_seen_ms": 4.0, "loss_seen_as": "closed, reset", "role_request_ms": 14.0,
+                 "first_flow_mod_ms": 15.0, "new_master": B}
+    events[2] = events[2][:2]                # switch 2 never taken over: no "at every switch" figure
+    assert split(events, kill, A)["role_request_ms"] is None
+
+
+def test_options_cells_and_the_switches_keep_alive():
+    p = FailoverParams(sizes=(2, 3), kills=("sigkill", "sigstop"))
+    assert p.problems() == [] and p.cells() == [(2, "sigkill"), (2, "sigstop"), (3, "sigkill"), (3, "sigstop")]
+    assert cell_id(3, "sigstop") == "3nodes-sigstop"
+    f = FailoverParams(keepalive_ms=500).fabric()
+    assert (f.echo_interval, f.echo_timeout, f.reconnect, f.table_miss) == (0.5, 1.5, True, "controller")
+    bad = FailoverParams(sizes=(1,), rate=1e6, topology="ring:1x").problems()
+    assert any("--cluster-nodes must be 2..7" in b for b in bad) and any("new source addresses" in b for b in bad)
+    assert any(b.startswith("--failover-topology") for b in bad)
+    assert set(KILL_MODES) == {"sigkill", "sigterm", "sigstop"}
+
+
+def test_the_role_apps_log_gives_each_takeover_with_its_lock_claim():
+    log = ("bmwg-ha ryu-ha-1: waiting for lock x at tcp:1 t=5\n"
+           "bmwg-ha ryu-ha-1: holds lock; claiming epoch 1 t=10\n"
+           "bmwg-ha ryu-ha-1: master epoch=1 t=15\n"
+           "bmwg-ha ryu-ha-1: slave (lost the lock) t=40\n"
+           "bmwg-ha ryu-ha-1: master epoch=3 t=60\n")
+    got = takeovers(log)
+    assert [(t.member, t.epoch, t.t_claim_ns, t.t_master_ns) for t in got] == [("ryu-ha-1", 1, 10, 15),
+                                                                                 ("ryu-ha-1", 3, None, 60)]
