@@ -74,3 +74,30 @@ def test_the_role_apps_log_gives_each_takeover_with_its_lock_claim():
     got = takeovers(log)
     assert [(t.member, t.epoch, t.t_claim_ns, t.t_master_ns) for t in got] == [("ryu-ha-1", 1, 10, 15),
                                                                                  ("ryu-ha-1", 3, None, 60)]
+
+
+def test_an_external_cluster_is_named_by_its_members_and_brought_down_by_the_users_templates():
+    import pytest
+
+    from fixtures.cluster import parse_external, template_problem
+
+    assert parse_external("external:10.0.0.1:6653,ctl-b:6633") == (("10.0.0.1", 6653), ("ctl-b", 6633))
+    for bad, why in (("external:a:1", "2 or more"), ("external:a:1,a:1", "listed twice"),
+                     ("external:a:x,b:2", "HOST:PORT")):
+        with pytest.raises(ValueError, match=why):
+            parse_external(bad)
+    assert template_problem("--kill-command", "ssh {host} kill -{signal} $(pgrep -f onos-{index})") is None
+    assert "{signum}" in template_problem("--kill-command", "kill {pid}")
+    p = FailoverParams(cluster="external:h:1,h:2,h:3", kill_command="kill -{signal} {port}", kills=("sigstop",))
+    assert p.problems() == [] and p.cells() == [(3, "sigstop")]
+    assert "needs --kill-command" in FailoverParams(cluster="external:h:1,h:2").problems()[0]
+    assert "ryu-ha is brought down and back by the suite" in FailoverParams(kill_command="x").problems()[0]
+
+
+def test_either_pattern_converges_when_the_mode_is_not_known_but_not_a_mix():
+    both_equal = _timeline({1: [[A, "equal"], [B, "equal"]]})
+    standby = _timeline({1: [[A, "master"], [B, "slave"]]})
+    mixed = _timeline({1: [[A, "master"], [B, "equal"]]})
+    assert convergence(both_equal, [1], 2, None) == (None, None)
+    assert convergence(standby, [1], 2, None) == (A, None)
+    assert "switch 1 has roles" in convergence(mixed, [1], 2, None)[1]

@@ -15,11 +15,13 @@ pytestmark = pytest.mark.integration
 
 
 def alive(pid: int) -> bool:
+    """Running (a zombie left for a parent that does not reap it has ended)."""
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except (ProcessLookupError, FileNotFoundError):
         return False
-    return True
+    return state != "Z"
 
 
 @pytest.mark.parametrize("kill", ["sigkill", "sigstop"])
@@ -51,3 +53,49 @@ def test_ryu_ha_fails_over_when_its_master_goes_and_leaves_no_process_behind(tmp
     if kill == "sigstop":
         assert "echo timeout" in first["loss_seen_as"]    # a frozen controller is found by the switch's keep-alive
     assert not [pid for pid in pids if alive(pid)]
+
+
+def test_an_external_cluster_is_killed_and_restored_by_the_users_commands(tmp_path, shard_pool):
+    """The external adapter's contract, against a stub cluster of two ovs-testcontroller processes (both EQUAL,
+    each a learning switch: active/active): the kill and restore templates are filled for the member that goes,
+    the switches' roles count as converged when all are EQUAL, and the survivor carries the flows on."""
+    import shutil
+    import subprocess
+
+    from fixtures.cluster import ExternalCluster
+    from fixtures.controllers import free_port
+
+    exe = shutil.which("ovs-testcontroller")
+    if exe is None:
+        pytest.skip("ovs-testcontroller is not installed (Debian openvswitch-testcontroller)")
+    ports = [free_port("127.0.0.1"), free_port("127.0.0.1")]
+    run = (f"{exe} ptcp:{{port}}:{{host}} -O OpenFlow13 --detach --no-chdir --pidfile={tmp_path}/{{index}}.pid "
+           f"--unixctl={tmp_path}/{{index}}.ctl --log-file={tmp_path}/{{index}}.log -vconsole:off -vsyslog:off")
+    stub = ExternalCluster((("127.0.0.1", ports[0]), ("127.0.0.1", ports[1])),
+                           kill_command=f"kill -{{signal}} $(cat {tmp_path}/{{index}}.pid)",
+                           restore_command=f"rm -f {tmp_path}/{{index}}.pid; {run}", openflow=codec.OFP13)
+    for i in range(2):
+        stub.restore(i)                                   # the restore template also starts the stub's members
+    pids = []
+    try:
+        stub.prepare_trial()
+        p = FailoverParams(cluster="external:127.0.0.1:%d,127.0.0.1:%d" % tuple(ports), kill_command="x",
+                           rate=200.0, lead=0.5, td=5.0)
+        topo, choice = failover_choice(p)
+        em = TopologyEmulator(lambda: shard_pool, codec.OFP13, RampParams(), 1, p.fabric())
+        pids = [int((tmp_path / f"{i}.pid").read_text()) for i in (1, 2)]
+        try:
+            r = failover_trial(em, stub, topo, choice, PathParams(), p, "sigkill", index=0)
+        finally:
+            em.withdraw()
+        assert r["negligible"] and r["failover_ms"] == 0.0 and r["packet_loss"] == 0
+        assert r["killed"] == f"127.0.0.1:{ports[0]}" and r["master_before"] is None   # all EQUAL: the first goes
+        assert r["loss_seen_ms"] is not None and r["flow_mods_duplicate"] > 0
+        assert [c[0] for c in stub.commands[-2:]] == ["kill", "restore"] and all(c[3] == 0 for c in stub.commands)
+        assert not alive(pids[0]) and alive(int((tmp_path / "1.pid").read_text()))      # member 1 came back
+        stub.prepare_trial()
+    finally:
+        for i in (1, 2):
+            pidfile = tmp_path / f"{i}.pid"
+            if pidfile.exists():
+                subprocess.run(["kill", "-KILL", pidfile.read_text().strip()], check=False)
