@@ -27,7 +27,9 @@ applied (errors answered as OpenFlow says), flow statistics answered, timeouts e
 FLOW_REMOVED, and every frame, discovery ones included, moves by the tables: a frame arriving
 at a port runs through its switch's pipeline and leaves by the ports its actions name, onto the
 linked switch (hop by hop, across shards too) or to the host at an edge port, or up to the
-controller as a PACKET_IN.  Without it, discovery frames are relayed straight to a PACKET_IN at
+controller as a PACKET_IN that names the flow entry that sent it (OpenFlow 1.3: its cookie, its
+table, reason ACTION or NO_MATCH for a table-miss entry), which a multi-table controller such as
+Faucet checks.  Without it, discovery frames are relayed straight to a PACKET_IN at
 the peer (a switch whose table-miss sends to the controller) and other frames are not forwarded.
 
 A switch may be connected to a cluster of controllers (OpenFlow 1.3 roles, :mod:`emulator.roles`): one
@@ -479,10 +481,12 @@ class Fabric(SessionListener):
             else:
                 self.not_delivered += 1
 
-    def deliver(self, at: Endpoint, data: bytes, t_out: int, reason: int = codec.OFPR_NO_MATCH) -> bool:
+    def deliver(self, at: Endpoint, data: bytes, t_out: int, reason: int = codec.OFPR_NO_MATCH, table_id: int = 0,
+                cookie: int = 0) -> bool:
         """Write ``data`` as a PACKET_IN at ``at`` (a port of a switch this process owns), to every connection of
-        the switch that wants it; counted once however many they are.  Under an exception plan (§5.3.1) some
-        are replaced by an invalid message, which counts as neither relayed nor delivered."""
+        the switch that wants it; counted once however many they are.  ``table_id`` and ``cookie`` (OpenFlow 1.3)
+        name the flow entry that sent it up, when the data plane's tables did.  Under an exception plan (§5.3.1)
+        some are replaced by an invalid message, which counts as neither relayed nor delivered."""
         targets = self._targets(at.dpid, rl.PACKET_IN, reason)
         if not targets:
             if at.dpid in self.connections:
@@ -501,7 +505,7 @@ class Fabric(SessionListener):
                 return True
         for target in targets:
             target.send(codec.encode_packet_in(target.version, target.next_xid(), codec.NO_BUFFER, at.port, data,
-                                               reason=reason), "packet_in")
+                                               reason=reason, table_id=table_id, cookie=cookie), "packet_in")
         if self.data_plane and ethertype(data) not in DISCOVERY_ETHERTYPES:
             self.packet_ins_data += 1
             if self.trace is not None:
@@ -546,13 +550,13 @@ class Fabric(SessionListener):
 
     def _process(self, dpid: int, pipeline: Pipeline, in_port: int, frame: bytes, t_out: int, hops: int,
                  budget: list) -> None:
-        for port, _max_len, out, reason in pipeline.process(frame, in_port, self.now_ns()):
-            self._output(dpid, in_port, port, out, reason, t_out, hops, budget)
+        for port, _max_len, out, reason, table_id, cookie in pipeline.process(frame, in_port, self.now_ns()):
+            self._output(dpid, in_port, port, out, reason, t_out, hops, budget, table_id, cookie)
 
     def _output(self, dpid: int, in_port: int, port: int, frame: bytes, reason: int, t_out: int, hops: int,
-                budget: list) -> None:
+                budget: list, table_id: int = 0, cookie: int = ftab.NO_COOKIE) -> None:
         if port == codec.PORT_CONTROLLER:
-            self.deliver(Endpoint(dpid, in_port), frame, t_out, reason)
+            self.deliver(Endpoint(dpid, in_port), frame, t_out, reason, table_id, cookie)
             return
         if port >= codec.PORT_IN_PORT and port not in (codec.PORT_FLOOD, codec.PORT_ALL, codec.PORT_IN_PORT):
             self.unsupported_outputs += 1

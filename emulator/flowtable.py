@@ -17,7 +17,12 @@ table of 100k learned hosts is as fast as a table of ten.
 
 :func:`packet_fields` reads the header fields of an Ethernet frame in the same form as matches
 (ints, 1.3 VLAN convention), and :meth:`Pipeline.process` runs a frame through the tables
-(apply / write / clear actions, goto-table) to the outputs it leaves by.
+(apply / write / clear actions, write-metadata, goto-table) to the outputs it leaves by.  An output to
+CONTROLLER carries what OpenFlow 1.3's PACKET_IN reports: the reason (NO_MATCH for a table-miss entry,
+ACTION otherwise), the id of the table that was looked up and the cookie of the entry whose action sent it
+(:data:`NO_COOKIE`, all ones, when no one entry did: the action set, or a miss sent up by the ``controller``
+policy).  Controllers that own several applications' entries by cookie (Faucet) drop a PACKET_IN whose
+cookie is not theirs.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ FMF_TABLE_FULL = {codec.OFP10: 0, codec.OFP13: 1}
 FMF_BAD_TABLE_ID = {codec.OFP10: 4, codec.OFP13: 2}     # 1.0: UNSUPPORTED (no table ids there)
 FMF_OVERLAP = {codec.OFP10: 1, codec.OFP13: 3}
 FMF_BAD_COMMAND = {codec.OFP10: 3, codec.OFP13: 6}
+
+NO_COOKIE = 0xFFFF_FFFF_FFFF_FFFF     # a PACKET_IN no single flow entry caused (OpenFlow 1.3: -1)
 
 _U16 = struct.Struct("!H")
 _U32 = struct.Struct("!I")
@@ -260,6 +267,7 @@ class Pipeline:
         self.tables: dict = {}
         self.flow_mods = 0
         self.removed_pending: list = []        # (entry, reason) with SEND_FLOW_REM, for FLOW_REMOVED
+        self.uses_metadata = False             # an entry matched or wrote metadata: frames carry the register
 
     def table(self, table_id: int) -> FlowTable:
         t = self.tables.get(table_id)
@@ -290,6 +298,9 @@ class Pipeline:
         """Apply a decoded FLOW_MOD; what changed.  Raises :class:`FlowModFailed` on refusal."""
         self.flow_mods += 1
         cmd = fm["command"]
+        if not self.uses_metadata and cmd in (fc.ADD, fc.MODIFY, fc.MODIFY_STRICT) and (
+                "metadata" in fm["match"] or any(i[0] == "write_metadata" for i in fm["instructions"])):
+            self.uses_metadata = True
         if cmd == fc.ADD:
             return {"added": [self._add(fm, now_ns)]}
         if cmd in (fc.MODIFY, fc.MODIFY_STRICT):
@@ -344,10 +355,14 @@ class Pipeline:
 
     # ------------------------------------------------------------------ frames
     def process(self, frame: bytes, in_port: int, now_ns: int) -> list:
-        """Run ``frame`` through the tables: ``[(port, max_len, frame, reason)]`` in the order the
-        frame leaves.  ``port`` may be a reserved ``codec.PORT_*``; ``reason`` is the PACKET_IN
-        reason for CONTROLLER (0 NO_MATCH for a miss or a table-miss entry, 1 ACTION)."""
+        """Run ``frame`` through the tables: ``[(port, max_len, frame, reason, table_id, cookie)]`` in the order
+        the frame leaves.  ``port`` may be a reserved ``codec.PORT_*``; for CONTROLLER, ``reason`` is the
+        PACKET_IN reason (0 NO_MATCH for a miss or a table-miss entry, 1 ACTION), ``table_id`` the table looked
+        up last and ``cookie`` the cookie of the entry whose apply-actions sent it (:data:`NO_COOKIE` for the
+        action set and for a miss).  The metadata register starts at 0 and follows write-metadata."""
         fields = packet_fields(frame, in_port)
+        if self.uses_metadata:
+            fields["metadata"] = 0
         out, action_set = [], {}
         table_id = 0
         while True:
@@ -355,7 +370,7 @@ class Pipeline:
             e = t.lookup(fields) if t is not None else None
             if e is None:
                 if self.miss == "controller":
-                    out.append((codec.PORT_CONTROLLER, 0xFFFF, frame, 0))
+                    out.append((codec.PORT_CONTROLLER, 0xFFFF, frame, 0, table_id, NO_COOKIE))
                 return out
             e.packet_count += 1
             e.byte_count += len(frame)
@@ -365,12 +380,15 @@ class Pipeline:
             for inst in e.instructions:
                 kind = inst[0]
                 if kind == "apply":
-                    frame = self._act(inst[1], frame, fields, out, reason)
+                    frame = self._act(inst[1], frame, fields, out, reason, table_id, e.cookie)
                 elif kind == "write":
                     for a in inst[1]:
                         action_set[a[0] if a[0] != "set_field" else ("set_field", a[1])] = a
                 elif kind == "clear":
                     action_set.clear()
+                elif kind == "write_metadata":
+                    mask = inst[2]
+                    fields["metadata"] = (fields.get("metadata", 0) & ~mask) | (inst[1] & mask)
                 elif kind == "goto":
                     goto = inst[1]
             if goto is None or goto <= table_id:
@@ -380,23 +398,27 @@ class Pipeline:
             ordered = [a for k, a in action_set.items() if k != "output"]
             if "output" in action_set:
                 ordered.append(action_set["output"])
-            self._act(ordered, frame, fields, out, reason)
+            self._act(ordered, frame, fields, out, reason, table_id, NO_COOKIE)
         return out
 
-    def _act(self, actions, frame: bytes, fields: dict, out: list, reason: int) -> bytes:
+    def _act(self, actions, frame: bytes, fields: dict, out: list, reason: int, table_id: int = 0,
+             cookie: int = NO_COOKIE) -> bytes:
         for a in actions:
             kind = a[0]
             if kind == "output":
-                out.append((a[1], a[2], frame, reason))
+                out.append((a[1], a[2], frame, reason, table_id, cookie))
             elif kind == "set_field":
                 frame = rewrite(frame, a[1], a[2], fields)
             elif kind == "pop_vlan":
                 if len(frame) >= 18 and frame[12:14] == b"\x81\x00":
                     frame = frame[:12] + frame[16:]
-                    fields["vlan_vid"] = 0
+                    tagged = len(frame) >= 18 and frame[12:14] == b"\x81\x00"      # the inner tag, if any
+                    fields["vlan_vid"] = fc.VID_PRESENT | (_U16.unpack_from(frame, 14)[0] & 0xFFF) if tagged else 0
             elif kind == "push_vlan":
-                frame = frame[:12] + _U16.pack(a[1]) + b"\x00\x00" + frame[12:]
-                fields["vlan_vid"] = fc.VID_PRESENT
+                # The new outer tag copies the VID and PCP of the tag it covers, else both are 0 (OpenFlow 1.3).
+                tci = frame[14:16] if len(frame) >= 18 and frame[12:14] in (b"\x81\x00", b"\x88\xa8") else b"\x00\x00"
+                frame = frame[:12] + _U16.pack(a[1]) + tci + frame[12:]
+                fields["vlan_vid"] = fc.VID_PRESENT | (_U16.unpack(tci)[0] & 0xFFF)
         return frame
 
 
