@@ -48,7 +48,7 @@ def test_the_control_plane_split_reads_the_switches_timelines_after_the_kill():
     }
     s = split(events, kill, A)
     assert s == {"loss_seen_ms": 4.0, "loss_seen_as": "closed, reset", "role_request_ms": 14.0,
-                 "first_flow_mod_ms": 15.0, "new_master": B}
+                 "first_flow_mod_ms": 15.0, "first_lldp_ms": None, "new_master": B}
     events[2] = events[2][:2]                # switch 2 never taken over: no "at every switch" figure
     assert split(events, kill, A)["role_request_ms"] is None
 

@@ -89,7 +89,7 @@ def test_an_external_cluster_is_killed_and_restored_by_the_users_commands(tmp_pa
         finally:
             em.withdraw()
         assert r["negligible"] and r["failover_ms"] == 0.0 and r["packet_loss"] == 0
-        assert r["killed"] == f"127.0.0.1:{ports[0]}" and r["master_before"] is None   # all EQUAL: the first goes
+        assert r["killed"] == f"127.0.0.1:{ports[0]}" and r["master_before"] is None   # all EQUAL: trial 0, member 1
         assert r["loss_seen_ms"] is not None and r["flow_mods_duplicate"] > 0
         assert [c[0] for c in stub.commands[-2:]] == ["kill", "restore"] and all(c[3] == 0 for c in stub.commands)
         assert not alive(pids[0]) and alive(int((tmp_path / "1.pid").read_text()))      # member 1 came back

@@ -190,8 +190,11 @@ def test_the_path_app_reroutes_a_failed_path_and_the_reprovisioning_trial_times_
     finally:
         em.withdraw()
     assert r["primary_nodes"] == r["alternate_nodes"] == 3 and r["primary_path"] != r["alternate_path"]
-    assert not r["reverse_path_differs"] and r["negligible"] == [] and r["note"] == ""
-    assert r["forward_loss"] >= 1 and r["reverse_loss"] >= 1 and r["loss_before_failure"] == [0, 0]
-    assert 0 < r["fdrt_ms"] < 5000 and 0 < r["rdrt_ms"] < 5000 and r["nrt_ms"] == (r["fdrt_ms"] + r["rdrt_ms"]) / 2
-    assert r["control_plane_ms"] is not None and 0 < r["control_plane_ms"] < r["nrt_ms"] + 1000
+    assert not r["reverse_path_differs"] and r["loss_before_failure"] == [0, 0]
+    # A re-route of about 1.5 ms can fall between two frames of a 2 ms stream: a direction may lose nothing
+    # (negligible, 0 ms) -- a third of the measured trials did -- but the path was re-provisioned either way.
+    for d, drt, loss in (("forward", r["fdrt_ms"], r["forward_loss"]), ("reverse", r["rdrt_ms"], r["reverse_loss"])):
+        assert (drt == 0 and loss == 0) if d in r["negligible"] else (0 < drt < 5000 and loss >= 1)
+    assert r["nrt_ms"] == (r["fdrt_ms"] + r["rdrt_ms"]) / 2
+    assert r["control_plane_ms"] is not None and 0 < r["control_plane_ms"] < 1000
     assert r["failed"].startswith(failure)
