@@ -48,7 +48,9 @@ def test_ryu_ha_fails_over_when_its_master_goes_and_leaves_no_process_behind(tmp
         assert r["failover_ms"] > 0 and r["packet_loss"] >= 1 and not r["negligible"]
         assert r["loss_seen_ms"] is not None and r["role_request_ms"] is not None and r["lock_ms"] is not None
         assert r["loss_seen_ms"] < r["failover_ms"] and r["role_request_ms"] < r["failover_ms"]
-        assert r["frames_received"] + r["packet_loss"] == r["frames_sent"]
+        # every frame sent arrived or is counted lost, but for the last few still on their way when TP1 stopped
+        unaccounted = r["frames_sent"] - r["frames_received"] - r["packet_loss"] - (r.get("failback_loss") or 0)
+        assert 0 <= unaccounted <= 3 and r["failback_ms"] is not None
     assert first["killed"] != second["killed"]            # the master rotates
     if kill == "sigstop":
         assert "echo timeout" in first["loss_seen_as"]    # a frozen controller is found by the switch's keep-alive
