@@ -75,6 +75,10 @@ def test_controller_failover_time(benchmark_run, controller_cluster, path_emulat
                        ("failback_loss", "failback: frames lost when the killed member came back (extra)")):
         extra_note(run, entry, key, label)
     ok = [t for t in entry["trials"] if t.get("ok")]
+    broken = [t for t in ok if t["details"].get("failback_note")]
+    if broken:
+        run.note(f"failback: in {len(broken)} of {len(ok)} trials traffic had not come back within Td = {p.td:g} s "
+                 "of the killed member's return (its loss so far is in the trial's failback_loss)")
     if ok and all(t["details"].get("first_lldp_ms") is None for t in ok):
         run.note("first rediscovery message (the RFC objective's end): the cluster sent no LLDP after the failure "
                  "(Ryu's learning switch never does); its first FLOW_MOD after the takeover stands for it")

@@ -146,3 +146,9 @@ def test_a_negligible_direction_still_names_the_reroute_the_trace_shows():
     d = assess(topo, _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3)), target, FLOW, [3, 1, 4],
                _rx([], 900), 160, 0, "fwd", "TP2")
     assert d["negligible"] and d["alternate"] is None and d["last_flow_mod_ns"] is None
+
+
+def test_a_receiver_far_behind_its_sender_has_stalled_even_without_a_sequence_jump():
+    rx = {"last_ns": 900 * MS, "losses": [], "missing": 0, "unique": 257}     # frames 0..256 came, then nothing
+    assert direction(rx, 501 * MS, 0, sent=2767, in_flight=40) == {"resumed": False, "stalled": 2510}
+    assert direction(rx, 501 * MS, 0, sent=290, in_flight=40)["negligible"]   # 33 on their way: not a stall
