@@ -597,8 +597,8 @@ class Fabric(SessionListener):
         """Whether FLOW_MOD ``fm`` from ``sw`` is an ADD of an entry another connection of the switch installed
         identically (same table, priority, match, instructions, cookie, timeouts and flags): two EQUAL
         controllers both answering one PACKET_IN."""
-        if fm["command"] != fc.ADD:
-            return False
+        if fm["command"] != fc.ADD or len(self.connections.get(sw.spec.datapath_id, ())) < 2:
+            return False                  # one controller: nothing to repeat (and no lookup on the hot path)
         table = pipeline.tables.get(fm["table_id"])
         old = table.find_exact(fm["match"], fm["priority"]) if table is not None else None
         if old is None:
@@ -616,8 +616,9 @@ class Fabric(SessionListener):
             self.flow_mods_duplicate += 1
             self._send_flow_removed(sw.spec.datapath_id)
             return
-        for entry in (changed or {}).get("added", ()):
-            self._installed_by[entry] = sw
+        if len(self.connections.get(sw.spec.datapath_id, ())) > 1:
+            for entry in (changed or {}).get("added", ()):
+                self._installed_by[entry] = sw
         self.flow_mods += 1
         times = self.flow_mod_times.get(sw.spec.datapath_id)
         if times is None:
