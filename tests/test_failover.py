@@ -55,10 +55,16 @@ def test_the_control_plane_split_reads_the_switches_timelines_after_the_kill():
 
 def test_options_cells_and_the_switches_keep_alive():
     p = FailoverParams(sizes=(2, 3), kills=("sigkill", "sigstop"))
-    assert p.problems() == [] and p.cells() == [(2, "sigkill"), (2, "sigstop"), (3, "sigkill"), (3, "sigstop")]
-    assert cell_id(3, "sigstop") == "3nodes-sigstop"
-    f = FailoverParams(keepalive_ms=500).fabric()
+    assert p.problems() == [] and p.cells() == [(2, "sigkill", 1000), (2, "sigstop", 1000), (3, "sigkill", 1000),
+                                                (3, "sigstop", 1000)]
+    assert cell_id(3, "sigstop", 2000) == "3nodes-sigstop-ka2000ms"
+    series = FailoverParams(kills=("sigstop",), keepalives=(1000, 2000, 4000))
+    assert series.problems() == [] and series.cells() == [(2, "sigstop", 1000), (2, "sigstop", 2000),
+                                                          (2, "sigstop", 4000)]
+    f = FailoverParams.fabric(500)
     assert (f.echo_interval, f.echo_timeout, f.reconnect, f.table_miss) == (0.5, 1.5, True, "controller")
+    assert "probes at 1000 ms at least" in FailoverParams(keepalives=(500, 1000)).problems()[0]
+    assert FailoverParams(cluster="faucet-pair", keepalives=(500,)).problems() == []    # the switches' echo only
     bad = FailoverParams(sizes=(1,), rate=1e6, topology="ring:1x").problems()
     assert any("--cluster-nodes must be 2..7" in b for b in bad) and any("new source addresses" in b for b in bad)
     assert any(b.startswith("--failover-topology") for b in bad)
@@ -89,7 +95,7 @@ def test_an_external_cluster_is_named_by_its_members_and_brought_down_by_the_use
     assert template_problem("--kill-command", "ssh {host} kill -{signal} $(pgrep -f onos-{index})") is None
     assert "{signum}" in template_problem("--kill-command", "kill {pid}")
     p = FailoverParams(cluster="external:h:1,h:2,h:3", kill_command="kill -{signal} {port}", kills=("sigstop",))
-    assert p.problems() == [] and p.cells() == [(3, "sigstop")]
+    assert p.problems() == [] and p.cells() == [(3, "sigstop", 1000)]
     assert "needs --kill-command" in FailoverParams(cluster="external:h:1,h:2").problems()[0]
     assert "ryu-ha is brought down and back by the suite" in FailoverParams(kill_command="x").problems()[0]
 
