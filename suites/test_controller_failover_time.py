@@ -88,5 +88,6 @@ def test_controller_failover_time(benchmark_run, controller_cluster, path_emulat
                  "new flow by flooding it in a PACKET_OUT, which installs nothing")
     if ok and all(t["details"].get("first_lldp_ms") is None for t in ok):
         run.note("first rediscovery message (the RFC objective's end): the cluster sent no LLDP after the failure "
-                 "(Ryu's learning switch never does); its first FLOW_MOD after the takeover stands for it")
+                 "(Ryu's learning switch never does); its first FLOW_MOD after the takeover, where it sent one, stands "
+                 "for it")
     run.finish(lambda e: all(0 <= t["value"] <= p.td * 1000 for t in e["trials"] if t.get("ok")))
