@@ -63,6 +63,6 @@ def test_network_reprovisioning_time(benchmark_run, path_emulator, path_controll
     carried = [t for t in ok if t["details"].get("carried_by")]
     if carried:
         run.note(f"in {len(carried)} of {len(ok)} trials the first frames after the gap crossed the alternate path by "
-                 "entries that name no address (the controller's flooding, re-written after the failure) before the "
-                 "pair's own entries arrived: each trial's carried_by says where")
+                 "entries not made for the pair, after the controller re-wrote forwarding there (its flooding), before "
+                 "the pair's own entries arrived: each trial's carried_by says where")
     run.finish(lambda e: all(0 <= t["value"] <= p.td * 1000 for t in e["trials"] if t.get("ok")))

@@ -232,3 +232,41 @@ def test_serving_needs_every_switch_running_and_every_stack_port_up(faucet):
     assert faucet.serving([1]) is False
     with pytest.raises(ControllerError, match=r"does not serve switches \[1\].*does not answer"):
         faucet.wait_serving([1], timeout=0)
+
+
+def test_its_exporter_is_a_northbound_view_of_switches_stack_links_and_hosts(faucet):
+    """linear:2 -- the link 1:1 <-> 2:1; a stack port counts as a link only once UP, to the end faucet.yaml
+    names; hosts only as learned on host ports."""
+    fake_metrics(faucet, ['dp_status{dp_id="0x1",dp_name="sw1"} 1.0', 'dp_status{dp_id="0x2",dp_name="sw2"} 1.0',
+                          'port_stack_state{dp_id="0x1",dp_name="sw1",port="1"} 3.0',
+                          'port_stack_state{dp_id="0x2",dp_name="sw2",port="1"} 1.0',
+                          'learned_l2_port{dp_id="0x1",dp_name="sw1",vid="100",eth_src="0A:65:00:00:00:01"} 2.0',
+                          'learned_l2_port{dp_id="0x2",dp_name="sw2",vid="100",eth_src="0a:65:00:00:00:01"} 1.0'])
+    nb = faucet.northbound()
+    assert nb.kind == "faucet" and nb.link_counting == "directed"
+    view = nb.topology()
+    assert view.switches == {1, 2} and view.links == {((1, 1), (2, 1))}
+    assert view.hosts == {("0a:65:00:00:00:01", 1, 2)}          # the one learned over the stack port is no host
+    faucet.metrics = lambda timeout=2.0: (_ for _ in ()).throw(ControllerError("exporter down"))
+    from fixtures.northbound import NorthboundError
+    with pytest.raises(NorthboundError, match="exporter down"):
+        nb.topology()
+
+
+def test_the_embedded_faucet_starts_with_the_first_topology_and_runs_only_what_deploys_one(tmp_path, monkeypatch):
+    from emulator import codec
+    ctl = fx.FaucetController(tmp_path, on_demand=True, openflow=codec.OFP13)
+    monkeypatch.setattr(fx, "faucet_missing", lambda: None)
+    ctl.start()                                  # nothing deployed yet: nothing to serve, nothing started
+    assert ctl.proc is None and ctl.exit_reason() is None
+    starts = []
+    ctl.start = lambda: starts.append("start")
+    ctl.serve_topology(tp.leaf_spine(2, 2))
+    assert starts == ["start"] and "sw4" in (tmp_path / "faucet.yaml").read_text()
+    assert ctl.cannot_run("test_network_reprovisioning_time") is None
+    assert ctl.cannot_run("test_reactive_path_provisioning_time") is None
+    why = ctl.cannot_run("test_control_session_capacity")
+    assert why.startswith("control_session_capacity does not run against the embedded Faucet yet")
+    assert fx.FaucetController.drops_switches
+    with pytest.raises(ControllerError, match="OpenFlow 1.3 only"):
+        fx.FaucetController(tmp_path, on_demand=True, openflow=codec.OFP10).start()

@@ -429,3 +429,13 @@ def test_a_real_cluster_elects_a_new_leader_after_its_leader_is_killed(tmp_path)
                    for pid in set(pids)), "a cluster member outlived stop()"
     left = [p.pid for p in psutil.process_iter(["cmdline"]) if str(workdir) in " ".join(p.info["cmdline"] or ())]
     assert not left and not workdir.exists()
+
+
+def test_each_member_binds_the_probed_remote_in_its_own_rundir(tmp_path):
+    """The Connection row's relative punix: target lands in each member's OVS_RUNDIR: one socket per member, the
+    clients' inactivity probe set by the row (ryu-ha's keep-alive)."""
+    from fixtures.ovn_cluster import NB_DB, PROBED_SOCKET, Member
+    m = Member(2, tmp_path, tmp_path / "logs", 7001, 7002)
+    cmd = m.command()
+    assert f"--remote=db:{NB_DB},NB_Global,connections" in cmd and "--remote=ptcp:7001:127.0.0.1" in cmd
+    assert m.lock_socket == tmp_path / "nb2" / PROBED_SOCKET

@@ -124,6 +124,21 @@ def test_frames_through_a_switch_before_its_entry_make_the_trial_invalid():
         assess(topo, trace, target, FLOW, [3, 1, 4], LOST, 160, 0, "forward", "TP2")
 
 
+def test_frames_carried_by_a_flood_entry_rewritten_after_the_failure_are_valid_and_say_so():
+    """Faucet: the alternate spine first floods (an entry naming no address, written after the failure), and gets
+    the pair's own entry once it has learned D1 again."""
+    topo = tp.leaf_spine(2, 2)
+    target = failure_target(topo, [3, 1, 4], [4, 1, 3], "link")
+    flood = (190, 2, [["eth_dst", 0xFFFFFFFFFFFF, fc.full_mask("eth_dst")]], True)    # a broadcast flood entry
+    trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), flood, _mod(200, 3), _mod(230, 2))
+    d = assess(topo, trace, target, FLOW, [3, 1, 4], LOST, 160, 0, "forward", "TP2")
+    assert d["alternate"] == [3, 2, 4] and d["last_flow_mod_ns"] == 200 and "switch(es) 2" in d["carried_by"]
+    stale = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), (100, *flood[1:]), (195, 2, flood[2], False),
+                   _mod(200, 3), _mod(230, 2))
+    with pytest.raises(TrialFailed, match=r"got their entry, and nothing was written there since the failure"):
+        assess(topo, stale, target, FLOW, [3, 1, 4], LOST, 160, 0, "forward", "TP2")
+
+
 def test_traffic_back_with_no_path_provisioned_around_the_failure_is_named():
     topo = tp.leaf_spine(2, 2)
     target = failure_target(topo, [3, 1, 4], [4, 1, 3], "switch")
