@@ -167,3 +167,29 @@ def failback(em, pair, tp1, tp2, record_property):
     record_property("failback_frames_lost", lost)
     print(f"failback: faucet-1 restored {(rx['last_ns'] - t_restore) / 1e9:.1f} s before the stream ended; "
           f"{count} sent, {lost} lost, longest gap {rx['longest_gap_ns'] / 1e6:.1f} ms")
+
+
+def test_the_embedded_faucet_serves_a_deployed_leaf_spine_and_reports_it_through_its_exporter(tmp_path, shard_pool):
+    """``--controller faucet``: started by its first topology (bring_up tells it the topology first), it closes the
+    spines' sessions once to resynchronise their ports after electing its stack root; the switches come back, and
+    its exporter's view (switches running, stack ports up as links) matches the deployed network."""
+    from fixtures.northbound import compare, deployed_view
+    from fixtures.paths import PathParams, bring_up
+
+    topo = tp.leaf_spine(2, 2)
+    ctl = FaucetController(tmp_path, on_demand=True, ready_timeout=60, root_update_s=ROOT_UPDATE_S,
+                           openflow=codec.OFP13)
+    ctl.start()
+    assert ctl.proc is None                    # nothing deployed, nothing to serve yet
+    em = TopologyEmulator(lambda: shard_pool, codec.OFP13, RampParams(), 1,
+                          FabricParams(host_refresh=0, data_plane=True, table_miss="controller"))
+    try:
+        up = bring_up(em, topo, ctl, PathParams(discovery_timeout=60.0), time.monotonic_ns, time.sleep)
+        assert up["discovered_s"] is not None and ctl.proc is not None and em.fabric.reconnect
+        view = ctl.northbound().topology()
+        assert compare(deployed_view(topo), view, ("switches", "links")).matches, view
+        assert wait_for(lambda: em.state().ready == len(topo.switches))
+    finally:
+        em.withdraw()
+        ctl.stop()
+    assert ctl.proc is None
