@@ -2,6 +2,10 @@
 
 ``python -m reports summary RESULTS.json`` prints the headline figures; its exit status is 0 when the run
 passed (reports/outcome.py), 1 when it did not, 2 when the file cannot be read.
+
+``python -m reports compare A.json B.json [...] [--alpha 0.05] [--json OUT]`` puts several runs (controllers,
+releases) side by side, benchmark by benchmark: pairwise tests, Holm's correction, a ranking with ties
+(reports/compare.py).  Exit status 0, 1 when the runs share no benchmark, 2 when a file cannot be read.
 """
 
 from __future__ import annotations
@@ -27,6 +31,35 @@ def render_all(data: dict, out_dir: Path) -> list[Path]:
     return written
 
 
+def compare_main(args) -> int:
+    import json
+
+    from .compare import compare_runs, render_text, run_labels, to_dict
+    if len(args.results) < 2:
+        print("error: compare needs two or more results.json files", file=sys.stderr)
+        return 2
+    if not 0 < args.alpha < 1:
+        print(f"error: --alpha must be between 0 and 1 (got {args.alpha:g})", file=sys.stderr)
+        return 2
+    loaded = []
+    for path in args.results:
+        try:
+            loaded.append((load_results(path), path))
+        except ResultsError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    runs = [(label, data) for label, (data, _path) in zip(run_labels(loaded), loaded)]
+    comparisons = compare_runs(runs, args.alpha)
+    if not comparisons:
+        print("no benchmark has enough successful trials (2 or more) in two or more of these runs", file=sys.stderr)
+        return 1
+    print(render_text(comparisons, args.alpha), end="")
+    if args.json is not None:
+        args.json.write_text(json.dumps(to_dict(comparisons, args.alpha), indent=2) + "\n")
+        print(f"written: {args.json}")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -36,7 +69,14 @@ def main(argv=None) -> int:
     summary = sub.add_parser("summary", help="print the headline figures of a results.json; exit 1 unless "
                                              "the run passed")
     summary.add_argument("results", type=Path)
+    comp = sub.add_parser("compare", help="several results.json side by side: pairwise tests, Holm's correction "
+                                          "and a ranking per benchmark")
+    comp.add_argument("results", type=Path, nargs="+")
+    comp.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    comp.add_argument("--json", type=Path, default=None, help="also write the comparison here as JSON")
     args = parser.parse_args(argv)
+    if args.command == "compare":
+        return compare_main(args)
     try:
         data = load_results(args.results)
     except ResultsError as exc:

@@ -127,6 +127,23 @@ def against_threshold(values: Sequence[float], threshold: float, bound: str = "m
                    note="not significantly on either side of the threshold", **common)
 
 
+def two_sample(x: np.ndarray, y: np.ndarray) -> tuple:
+    """The two-sample test ``TEST_RULE`` picks for ``x`` against ``y``: (its name, the effect measure, the effect of
+    x relative to y, p_of(alternative) with alternative "two-sided", "less" or "greater" for x against y).  Two
+    samples that are each constant but differ are told apart by Mann-Whitney U, which handles ties."""
+    if _normal_enough(x) and _normal_enough(y):
+        pooled = math.sqrt(((len(x) - 1) * x.var(ddof=1) + (len(y) - 1) * y.var(ddof=1)) / (len(x) + len(y) - 2))
+
+        def p_t(alt):
+            return float(sps.ttest_ind(x, y, equal_var=False, alternative=alt).pvalue)
+        return "welch-t", "cohen-d", float((x.mean() - y.mean()) / pooled), p_t
+    u = sps.mannwhitneyu(x, y, alternative="two-sided").statistic
+
+    def p_u(alt):
+        return float(sps.mannwhitneyu(x, y, alternative=alt).pvalue)
+    return "mann-whitney-u", "rank-biserial", float(2 * u / (len(x) * len(y)) - 1), p_u
+
+
 def against_baseline(values: Sequence[float], baseline: Sequence[float], higher_is_better: bool,
                      alpha: float = 0.05, label: str = "baseline") -> Verdict:
     """Is this run a regression from ``baseline``?  Two-sided test first, one-sided second.
@@ -148,21 +165,7 @@ def against_baseline(values: Sequence[float], baseline: Sequence[float], higher_
         return Verdict(PASS, "none (identical constant samples)", 1.0, "two-sided", 0.0, "rank-biserial",
                        note=f"every trial in both runs equals {x[0]:g}", **common)
 
-    if _normal_enough(x) and _normal_enough(y):
-        name, measure = "welch-t", "cohen-d"
-        pooled = math.sqrt(((len(x) - 1) * x.var(ddof=1) + (len(y) - 1) * y.var(ddof=1)) / (len(x) + len(y) - 2))
-        effect = float((x.mean() - y.mean()) / pooled)
-
-        def p_of(alt):
-            return float(sps.ttest_ind(x, y, equal_var=False, alternative=alt).pvalue)
-    else:
-        name, measure = "mann-whitney-u", "rank-biserial"
-        u = sps.mannwhitneyu(x, y, alternative="two-sided").statistic
-        effect = float(2 * u / (len(x) * len(y)) - 1)
-
-        def p_of(alt):
-            return float(sps.mannwhitneyu(x, y, alternative=alt).pvalue)
-
+    name, measure, effect, p_of = two_sample(x, y)
     p_two = p_of("two-sided")
     if not p_two < alpha:
         return Verdict(PASS, name, p_two, "two-sided", effect, measure,
