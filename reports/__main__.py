@@ -6,6 +6,9 @@ passed (reports/outcome.py), 1 when it did not, 2 when the file cannot be read.
 ``python -m reports compare A.json B.json [...] [--alpha 0.05] [--json OUT]`` puts several runs (controllers,
 releases) side by side, benchmark by benchmark: pairwise tests, Holm's correction, a ranking with ties
 (reports/compare.py).  Exit status 0, 1 when the runs share no benchmark, 2 when a file cannot be read.
+
+``python -m reports series RESULTS.json [--alpha 0.05]`` analyses each series of a run (e.g. ``--switches
+1,2,4,...``) point by point: neighbour tests, the saturation point and the best scenario (reports/series.py).
 """
 
 from __future__ import annotations
@@ -60,6 +63,25 @@ def compare_main(args) -> int:
     return 0
 
 
+def series_main(args) -> int:
+    from .series import analyse_all, render_text
+    if not 0 < args.alpha < 1:
+        print(f"error: --alpha must be between 0 and 1 (got {args.alpha:g})", file=sys.stderr)
+        return 2
+    try:
+        data = load_results(args.results)
+    except ResultsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    analyses = analyse_all(data, args.alpha)
+    if not analyses:
+        print(f"{args.results} holds no series of two or more points (run a benchmark over a list, e.g. "
+              "--switches 1,2,4,8)", file=sys.stderr)
+        return 1
+    print(render_text(analyses, args.alpha), end="")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -74,9 +96,15 @@ def main(argv=None) -> int:
     comp.add_argument("results", type=Path, nargs="+")
     comp.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     comp.add_argument("--json", type=Path, default=None, help="also write the comparison here as JSON")
+    series = sub.add_parser("series", help="a results.json's series point by point: neighbour tests, the "
+                                           "saturation point and the best scenario")
+    series.add_argument("results", type=Path)
+    series.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     args = parser.parse_args(argv)
     if args.command == "compare":
         return compare_main(args)
+    if args.command == "series":
+        return series_main(args)
     try:
         data = load_results(args.results)
     except ResultsError as exc:
