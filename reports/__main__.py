@@ -25,9 +25,34 @@ from .summary import headline_lines
 
 
 def render_all(data: dict, out_dir: Path) -> list[Path]:
+    """junit.xml, report.md (its plots in plots/*.svg) and report.html (the plots inline) in ``out_dir``."""
+    from .html import to_html
+    from .plots import figures, unavailable
+
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in (("junit.xml", render_junit(data)), ("report.md", render_markdown(data))):
+    path = out_dir / "junit.xml"          # first: CI reads it, whatever happens to the pictures
+    path.write_text(render_junit(data))
+    written.append(path)
+    try:
+        drawn = figures(data)
+        note = unavailable()
+    except Exception as exc:              # a picture never costs the report
+        drawn, note = {"entries": {}, "series": {}}, f"not drawn ({type(exc).__name__}: {exc})"
+    svgs, pictures = {}, {"entries": {}, "series": {}, "note": note}
+    if drawn["entries"] or drawn["series"]:
+        (out_dir / "plots").mkdir(exist_ok=True)
+    for part in ("entries", "series"):
+        for key, pics in drawn[part].items():
+            refs = []
+            for name, caption, svg in pics:
+                rel = f"plots/{name}"
+                (out_dir / rel).write_text(svg)
+                svgs[rel] = svg
+                refs.append((rel, caption))
+            pictures[part][key] = refs
+    markdown = render_markdown(data, pictures)
+    for name, text in (("report.md", markdown), ("report.html", to_html(markdown, svgs))):
         path = out_dir / name
         path.write_text(text)
         written.append(path)

@@ -48,7 +48,14 @@ def _code_block(text: str) -> list:
     return [fence, text, fence, ""]
 
 
-def render_markdown(data: dict) -> str:
+def _pictures(pics) -> list:
+    return [line for path, caption in pics for line in (f"![{caption}]({path})", "")]
+
+
+def render_markdown(data: dict, pictures: Optional[dict] = None) -> str:
+    """The report; ``pictures`` ({"entries": {entry key: [(path, caption)]}, "series": {(benchmark, X name):
+    [...]}, "note": why there are none}) are linked where they belong (reports/plots.py draws them)."""
+    pictures = pictures or {}
     run = data.get("run") or {}
     ctl = run.get("controller") or {}
     host = run.get("host") or {}
@@ -58,6 +65,8 @@ def render_markdown(data: dict) -> str:
              f"(schema {data.get('schema_version', '—')}).", "",
              f"**Outcome.** {_run_outcome(data)}", "",
              f"**Outcome rule.** {RULE}", ""]
+    if pictures.get("note"):
+        lines += [f"**Plots.** {pictures['note']}", ""]
     lines += render_run_record(run)
     lines += ["## Test configuration parameters (RFC 8456 §4.8)", ""]
     lines += _table([
@@ -92,8 +101,9 @@ def render_markdown(data: dict) -> str:
         ("Measurement point", emu.get("measurement_point", "emulator socket write/read, monotonic ns clock")),
     ])
     for bench in data.get("benchmarks", []):
-        lines += render_benchmark(bench, data.get("schema_version"))
-    lines += render_series(data.get("benchmarks", []))
+        key = f"{bench['benchmark']}[{bench['variant']}]" if bench.get("variant") else bench["benchmark"]
+        lines += render_benchmark(bench, data.get("schema_version"), (pictures.get("entries") or {}).get(key, ()))
+    lines += render_series(data.get("benchmarks", []), pictures.get("series") or {})
     lines += render_exception_table(data.get("benchmarks", []))
     lines += render_dos_table(data.get("benchmarks", []))
     lines += render_reelection_table(data.get("benchmarks", []))
@@ -180,7 +190,7 @@ def _emulator_exchange_time(data: dict) -> str:
     return "not measured in this run"
 
 
-def render_series(benchmarks: list) -> list:
+def render_series(benchmarks: list, pictures: Optional[dict] = None) -> list:
     """The RFC's graphs as tables: X = the varied parameter, Y = each benchmark's average."""
     groups: dict = {}
     for b in benchmarks:
@@ -196,6 +206,7 @@ def render_series(benchmarks: list) -> list:
         lines += _table([(x, b["summary"]["mean"], b["summary"].get("variance"), b["summary"]["n"])
                          for x, b in sorted(points, key=lambda p: p[0])],
                         header=(f"X = {xname}", f"Average ({unit})", "Variance", "n"))
+        lines += _pictures((pictures or {}).get((name, xname), ()))
     return lines
 
 
@@ -341,7 +352,7 @@ def render_reelection_table(benchmarks: list) -> list:
                                    "Write gap min / median / max (ms, extra)", "Outcome")))
 
 
-def render_benchmark(bench: dict, schema_version=None) -> list:
+def render_benchmark(bench: dict, schema_version=None, pictures=()) -> list:
     unit = bench.get("unit", "")
     variant = f" ({bench['variant']})" if bench.get("variant") else ""
     status, reason = judge(bench)
@@ -372,6 +383,7 @@ def render_benchmark(bench: dict, schema_version=None) -> list:
     rows.append(("Variance", _v(summary.get("variance"))) + blank + ("", f"{rfc}divisor n − 1"))
     lines += _table(rows, header=("Trial", f"{symbol} ({unit})") + tuple(label for _key, label in columns)
                     + ("Outcome", "Notes"))
+    lines += _pictures(pictures)
     lines += ["### Extras (not required by RFC 8456)", ""]
     extras = dict((k, summary.get(k)) for k in EXTRA_KEYS)
     if extras["ci95_method"] is None and extras["ci95_low"] is not None and schema_version == 1:

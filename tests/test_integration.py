@@ -375,7 +375,8 @@ def test_suite_end_to_end_with_profile_then_baseline(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:]
     assert "verdict PASS by sign-test (zero-variance sample), p = 0.0312" in run.stdout
     assert "trial 5 (5/5) ≥ 20 sessions" in run.stdout
-    assert sorted(p.name for p in first.iterdir()) == ["junit.xml", "logs", "report.md", "results.json"]
+    assert sorted(p.name for p in first.iterdir()) == ["junit.xml", "logs", "plots", "report.html", "report.md",
+                                                         "results.json"]
     data = load_results(first / "results.json")
     bench = data["benchmarks"][0]
     assert [t["value"] for t in bench["trials"]] == [20] * 5

@@ -110,7 +110,7 @@ def test_python_m_reports_rerenders_without_rerunning(tmp_path, capsys):
     store = sample_results(tmp_path)
     out = tmp_path / "again"
     assert reports_main(["render", str(store.path), "--out", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.md"]
+    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "plots", "report.html", "report.md"]
     assert reports_main(["summary", str(store.path)]) == 1  # verdict FAIL: the run did not pass
     out = capsys.readouterr().out
     assert "mean 100 sessions, variance 3.11111, n = 10, 1 failed" in out
