@@ -247,3 +247,29 @@ def test_a_stop_whose_signal_exception_was_swallowed_still_stops_the_run(tmp_pat
         StopRequest.reason = None
     assert len(run.result["trials"]) == 2 and run.result["outcome"]["status"] == "interrupted"
     assert "SIGHUP" in run.result["outcome"]["reason"]
+
+
+def test_an_external_controller_is_named_versioned_and_sampled_as_the_user_says():
+    import argparse
+    import os
+
+    from fixtures.config import FAMILIES
+    from fixtures.controllers import ExternalController
+    parser = argparse.ArgumentParser()
+    for family in FAMILIES:
+        family.add_options(parser)
+    ok = BmwgConfig.from_options(parser.parse_args(["--controller", "external:127.0.0.1:6653", "--controller-name",
+                                                    "onos", "--controller-version", "2.7.0", "--controller-pid",
+                                                    str(os.getpid())]))
+    assert (ok.run.controller_name, ok.run.controller_version, ok.run.controller_pid) == ("onos", "2.7.0", os.getpid())
+    ctl = ExternalController("127.0.0.1", 6653, name="onos", version="2.7.0", pid=os.getpid())
+    info = ctl.info()
+    assert (info["name"], info["version"], info["mode"], info["pid"]) == ("onos", "2.7.0", "external", os.getpid())
+    assert ctl.pid == os.getpid()                             # a running process: each trial samples it
+    plain = ExternalController("127.0.0.1", 6653)
+    assert (plain.info()["name"], plain.version(), plain.pid) == ("external", "unknown", None)
+    with pytest.raises(pytest.UsageError) as info:
+        BmwgConfig.from_options(parser.parse_args(["--controller-name", "x", "--controller-pid", "1"]))
+    assert "--controller-name, --controller-pid: for --controller external:HOST:PORT" in str(info.value)
+    with pytest.raises(pytest.UsageError, match="--controller-pid 4194999: no such process on this host"):
+        BmwgConfig.from_options(parser.parse_args(["--controller", "external:h:1", "--controller-pid", "4194999"]))
