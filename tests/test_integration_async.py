@@ -12,7 +12,7 @@ from emulator import codec
 from emulator.control import EmulatorError
 from emulator.params import AsyncParams, RampParams
 from fixtures.async_msgs import AsyncEmulator, PreflightFailed, TrialInvalid, trial_figures
-from fixtures.controllers import NullController, OvsTestController, RyuController
+from fixtures.controllers import NullController, OsKenController, OvsTestController, RyuController
 from reports.results import load_results
 
 pytestmark = pytest.mark.integration
@@ -119,6 +119,19 @@ def test_embedded_ryu_answers_packet_in(emulator, started, tmp_path):
     em = emulator(switches=2)
     em.connect(ctl.address)
     em.preflight()
+    f = trial_figures(em.run("serial", 0.5))
+    assert f["nrx"] > 10 and f["apt_ms"] > 0
+
+
+@pytest.mark.parametrize("openflow", [codec.OFP13, codec.OFP10])
+def test_embedded_osken_with_the_suites_learning_switch_installs_flows(emulator, started, tmp_path, openflow):
+    """os-ken ships no app: the suite's learning switch answers a PACKET_IN whose destination it has learned with a
+    FLOW_MOD, on both OpenFlow versions (1.3 after its own table-miss entry)."""
+    ctl = started(OsKenController(tmp_path, openflow=openflow, ready_timeout=60))
+    assert ctl.version().startswith("3.") and ctl.cannot_run("test_network_discovery_size")
+    em = emulator(openflow, switches=2)
+    em.connect(ctl.address)
+    assert em.preflight()["answered_by"] == "FLOW_MOD"
     f = trial_figures(em.run("serial", 0.5))
     assert f["nrx"] > 10 and f["apt_ms"] > 0
 
