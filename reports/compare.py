@@ -185,25 +185,27 @@ def _num(x: Optional[float]) -> str:
     return f"{x:.4g}" if abs(x) < 1e5 else f"{x:,.0f}"
 
 
-def _p(x: Optional[float]) -> str:
+def p_text(x: Optional[float]) -> str:
     return "—" if x is None else (f"{x:.2g}" if x < 0.001 else f"{x:.3f}")
+
+
+def direction_text(higher_is_better: Optional[bool]) -> str:
+    return {True: "higher is better", False: "lower is better", None: "direction not recorded"}[higher_is_better]
 
 
 def render_text(comparisons: list, alpha: float) -> str:
     lines = [f"Pairwise two-sided tests ({TEST_RULE}), Holm-corrected per benchmark, alpha {alpha:g}; "
              "then one-sided for the direction. Rank = 1 + runs significantly better (ties share a rank)."]
     for c in comparisons:
-        direction = {True: "higher is better", False: "lower is better", None: "direction not recorded"}[
-            c.higher_is_better]
-        lines += ["", f"== {c.title} ({c.key}) · {c.unit} · {direction}",
+        lines += ["", f"== {c.title} ({c.key}) · {c.unit} · {direction_text(c.higher_is_better)}",
                   f"  {'rank':>4}  {'run':<32} {'n':>3}  {'mean':>10}  {'median':>10}  95% CI of the mean"]
         for r in c.runs:
             ci = f"{_num(r.ci95[0])}..{_num(r.ci95[1])}" if r.ci95 else "—"
             lines.append(f"  {r.rank:>4}  {r.label:<32} {r.n:>3}  {_num(r.mean):>10}  {_num(r.median):>10}  {ci}")
         for p in c.pairs:
-            verdict = (f"{p.better} better (one-sided p = {_p(p.p_one)})" if p.better
+            verdict = (f"{p.better} better (one-sided p = {p_text(p.p_one)})" if p.better
                        else p.note or "no significant difference")
-            lines.append(f"  {p.a} vs {p.b}: {p.test}, p = {_p(p.p_two)} (Holm {_p(p.p_holm)}), effect "
+            lines.append(f"  {p.a} vs {p.b}: {p.test}, p = {p_text(p.p_two)} (Holm {p_text(p.p_holm)}), effect "
                          f"{_num(p.effect)} {p.measure}: {verdict}")
         if c.absent:
             lines.append(f"  not compared: {', '.join(c.absent)}")

@@ -22,7 +22,7 @@ from typing import Optional
 import numpy as np
 
 from . import stats
-from .compare import MIN_N, compare_benchmark, holm
+from .compare import MIN_N, compare_benchmark, direction_text, holm, p_text
 from .results import ok_values
 from .verdict import two_sample
 
@@ -109,21 +109,16 @@ def analyse_all(data: dict, alpha: float = 0.05) -> list:
     return [analyse(entries, alpha) for entries in series_of(data).values()]
 
 
-def _p(x: Optional[float]) -> str:
-    return "—" if x is None else (f"{x:.2g}" if x < 0.001 else f"{x:.3f}")
-
-
 def render_text(analyses: list, alpha: float) -> str:
     lines = [f"Each point against the next, two-sided, Holm-corrected per series, alpha {alpha:g}; then one-sided "
              "for the direction."]
     for a in analyses:
-        direction = {True: "higher is better", False: "lower is better", None: "direction not recorded"}[
-            a.higher_is_better]
-        lines += ["", f"== {a.title} ({a.benchmark}) over {a.x_name} · {a.unit} · {direction}"]
+        lines += ["", f"== {a.title} ({a.benchmark}) over {a.x_name} · {a.unit} · {direction_text(a.higher_is_better)}"]
         lines.append("  " + "  ".join(f"{x}: median {m:.4g} (n {n})" for x, n, m in a.points))
         for s in a.steps:
-            lines.append(f"  {s.x_from} → {s.x_to}: {s.change} ({s.test}, p = {_p(s.p_two)}, Holm {_p(s.p_holm)}"
-                         + (f", one-sided {_p(s.p_one)}" if s.p_one is not None else "") + ")")
+            one_sided = f", one-sided {p_text(s.p_one)}" if s.p_one is not None else ""
+            lines.append(f"  {s.x_from} → {s.x_to}: {s.change} ({s.test}, p = {p_text(s.p_two)}, "
+                         f"Holm {p_text(s.p_holm)}{one_sided})")
         lines.append(f"  saturation point: {a.x_name} = {a.saturation} (no significant improvement after it)")
         if a.first_worse is not None:
             lines.append(f"  first significantly worse: {a.x_name} = {a.first_worse}")
