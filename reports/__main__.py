@@ -9,6 +9,9 @@ releases) side by side, benchmark by benchmark: pairwise tests, Holm's correctio
 
 ``python -m reports series RESULTS.json [--alpha 0.05]`` analyses each series of a run (e.g. ``--switches
 1,2,4,...``) point by point: neighbour tests, the saturation point and the best scenario (reports/series.py).
+
+``python -m reports matrix A.json B.json [...] [--out FILE]`` writes the compatibility matrix, controller ×
+benchmark, from runs against several controllers (reports/matrix.py); ``tox -e matrix`` makes the runs first.
 """
 
 from __future__ import annotations
@@ -107,6 +110,25 @@ def series_main(args) -> int:
     return 0
 
 
+def matrix_main(args) -> int:
+    from .matrix import render
+    loaded = []
+    for path in args.results:
+        try:
+            loaded.append((load_results(path), path))
+        except ResultsError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    text = render(loaded, command="python -m reports matrix " + " ".join(str(p) for p in args.results))
+    if args.out is None:
+        print(text, end="")
+    else:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+        print(f"written: {args.out}")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -125,7 +147,13 @@ def main(argv=None) -> int:
                                            "saturation point and the best scenario")
     series.add_argument("results", type=Path)
     series.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    matrix = sub.add_parser("matrix", help="the compatibility matrix (controller × benchmark) of several runs, as "
+                                           "Markdown")
+    matrix.add_argument("results", type=Path, nargs="+")
+    matrix.add_argument("--out", type=Path, default=None, help="write it here (default: print it)")
     args = parser.parse_args(argv)
+    if args.command == "matrix":
+        return matrix_main(args)
     if args.command == "compare":
         return compare_main(args)
     if args.command == "series":

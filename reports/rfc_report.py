@@ -65,6 +65,7 @@ def render_markdown(data: dict, pictures: Optional[dict] = None) -> str:
              f"(schema {data.get('schema_version', '—')}).", "",
              f"**Outcome.** {_run_outcome(data)}", "",
              f"**Outcome rule.** {RULE}", ""]
+    lines += render_summary_table(data.get("benchmarks", []))
     if pictures.get("note"):
         lines += [f"**Plots.** {pictures['note']}", ""]
     lines += render_run_record(run)
@@ -108,6 +109,31 @@ def render_markdown(data: dict, pictures: Optional[dict] = None) -> str:
     lines += render_dos_table(data.get("benchmarks", []))
     lines += render_reelection_table(data.get("benchmarks", []))
     return "\n".join(lines)
+
+
+def render_summary_table(benchmarks: list) -> list:
+    """The run at a glance, before the sections: per benchmark its figure (the mean), the bound it was judged
+    against, the verdict with its p-value, the outcome (with the reason when it did not pass) and its wall time."""
+    if not benchmarks:
+        return []
+    rows = []
+    for b in benchmarks:
+        name = b.get("title", b["benchmark"]) + (f" ({b['variant']})" if b.get("variant") else "")
+        status, reason = judge(b)
+        s, v = b.get("summary") or {}, b.get("verdict") or {}
+        figure = "—"
+        if s.get("n"):
+            figure = ("≥ " if lower_bound_trials(b) else "") + f"{_v(s.get('mean'))} {b.get('unit', '')}".strip()
+        bound = (f"{'≤' if v.get('bound') == 'max' else '≥'} {_v(v['threshold'])}" if v.get("threshold") is not None
+                 else f"{(v.get('baseline') or {}).get('source', 'baseline')}" if v.get("baseline") else "—")
+        outcome = status.upper() + (f": {reason}" if status != "passed" and reason else "")
+        wall = f"{b['duration_s']:.0f} s" if isinstance(b.get("duration_s"), (int, float)) else "—"
+        rows.append((name, section_label(b), figure, bound, v.get("result", "no verdict"), _v(v.get("p_value")),
+                     outcome, wall))
+    total = sum(b["duration_s"] for b in benchmarks if isinstance(b.get("duration_s"), (int, float)))
+    rows.append(("Total", "", "", "", "", "", "", f"{total:.0f} s"))
+    return ["## Summary", ""] + _table(rows, header=("Benchmark", "Section", "Figure (mean)", "Bound", "Verdict",
+                                                      "p-value", "Outcome", "Wall time"))
 
 
 def _run_outcome(data: dict) -> str:

@@ -11,15 +11,16 @@ from emulator import control as c
 from emulator import testports as tpt
 from emulator import topology as tp
 from emulator.params import FabricParams, RampParams
-from fixtures.controllers import RyuController
+from fixtures.controllers import OsKenController, RyuController
 from fixtures.discovery import TopologyEmulator
 
 pytestmark = pytest.mark.integration
 
 
-def started_ryu(tmp_path, role=None):
-    """The embedded Ryu in ``role`` (its learning switch by default), started; a generator for fixtures."""
-    ctl = RyuController(tmp_path, openflow=codec.OFP13, ready_timeout=60)
+def started_ryu(tmp_path, role=None, cls=RyuController):
+    """The embedded Ryu (or os-ken, ``cls``) in ``role`` (its learning switch by default), started; a generator
+    for fixtures."""
+    ctl = cls(tmp_path, openflow=codec.OFP13, ready_timeout=60)
     if role:
         ctl.use_role(role)
     ctl.start()
@@ -88,11 +89,21 @@ def test_a_test_port_must_sit_at_a_host_port(ryu, shard_pool):
         em.withdraw()
 
 
+# The path and flow-API roles run on Ryu's own apps and on the suite's os-ken apps alike.
+FAMILY = pytest.mark.parametrize("family", [RyuController, OsKenController], ids=["ryu", "osken"])
+
+
 @pytest.fixture
-def ryu_paths(tmp_path):
-    yield from started_ryu(tmp_path, "paths")
+def family():
+    return RyuController
 
 
+@pytest.fixture
+def ryu_paths(tmp_path, family):
+    yield from started_ryu(tmp_path, "paths", family)
+
+
+@FAMILY
 def test_the_path_app_provisions_loop_free_paths_on_a_leaf_spine(ryu_paths, shard_pool):
     from fixtures.northbound import compare, deployed_view
     topo = tp.leaf_spine(2, 3)                       # cycles: a learning switch would loop here
@@ -123,10 +134,11 @@ def test_the_path_app_provisions_loop_free_paths_on_a_leaf_spine(ryu_paths, shar
 
 
 @pytest.fixture
-def ryu_proactive(tmp_path):
-    yield from started_ryu(tmp_path, "proactive")
+def ryu_proactive(tmp_path, family):
+    yield from started_ryu(tmp_path, "proactive", family)
 
 
+@FAMILY
 def test_reactive_path_provisioning_trials_against_ryu(ryu_paths, shard_pool):
     """§5.1.4 and §5.1.6 trial functions, once each, on a leaf-spine: the path app's FLOW_MODs reach the
     three path switches after the test flow's PACKET_IN, and the pairs offered get their paths."""
@@ -148,6 +160,7 @@ def test_reactive_path_provisioning_trials_against_ryu(ryu_paths, shard_pool):
         em.withdraw()
 
 
+@FAMILY
 def test_proactive_path_provisioning_trials_against_ryu(ryu_proactive, shard_pool):
     """§5.1.5 and §5.1.7 through Ryu's REST flow API (ofctl_rest): nothing reaches TP2 before the path is
     requested (table-miss drop); every path switch gets its FLOW_MOD after the first request; and §5.2.3's

@@ -15,7 +15,7 @@ from results_check import check_results_files
 from emulator import codec
 from emulator import topology as tp
 from emulator.params import FabricParams, RampParams
-from fixtures.controllers import RyuController
+from fixtures.controllers import OsKenController, RyuController
 from fixtures.discovery import DiscoveryParams, TopologyEmulator, change_trial, discovery_trial
 from fixtures.northbound import compare, deployed_view
 from reports.results import load_results
@@ -24,8 +24,13 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def ryu(tmp_path):
-    ctl = RyuController(tmp_path, openflow=codec.OFP13, ready_timeout=60)
+def family():
+    return RyuController
+
+
+@pytest.fixture
+def ryu(tmp_path, family):
+    ctl = family(tmp_path, openflow=codec.OFP13, ready_timeout=60)
     ctl.use_role("discovery")
     ctl.start()
     yield ctl
@@ -42,6 +47,7 @@ def wait_match(nb, want, seconds=20.0):
     raise AssertionError(f"no match: {compare(want, view).summary()}")
 
 
+@pytest.mark.parametrize("family", [RyuController, OsKenController], ids=["ryu", "osken"])
 @pytest.mark.parametrize("shards", [1, 2])
 def test_ryu_discovers_the_emulated_leaf_spine(ryu, shards, shard_pool):
     topo = tp.leaf_spine(2, 3)
