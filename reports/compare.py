@@ -86,14 +86,17 @@ class BenchmarkComparison:
         return f"{self.benchmark}[{self.variant}]" if self.variant else self.benchmark
 
 
+def base_label(data: dict, path) -> str:
+    """A run's controller and version, or the results file's folder when that is not recorded."""
+    ctl = (data.get("run") or {}).get("controller") or {}
+    name = " ".join(str(x) for x in (ctl.get("name"), ctl.get("version")) if x and x != "unknown")
+    return name or Path(path).parent.name or str(path)
+
+
 def run_labels(runs: list) -> list:
-    """Each run's name in the comparison, for [(results data, path)]: its controller and version, or the file's
-    folder when that is not recorded; runs that would share a name get their folder (or path) after it."""
-    def base(data, path):
-        ctl = (data.get("run") or {}).get("controller") or {}
-        name = " ".join(str(x) for x in (ctl.get("name"), ctl.get("version")) if x and x != "unknown")
-        return name or Path(path).parent.name or str(path)
-    names = [base(d, p) for d, p in runs]
+    """Each run's name in the comparison, for [(results data, path)]: :func:`base_label`; runs that would share a
+    name get their folder (or path) after it."""
+    names = [base_label(d, p) for d, p in runs]
     out = []
     for (data, path), name in zip(runs, names):
         if names.count(name) > 1:

@@ -108,6 +108,7 @@ def render_markdown(data: dict, pictures: Optional[dict] = None) -> str:
     lines += render_exception_table(data.get("benchmarks", []))
     lines += render_dos_table(data.get("benchmarks", []))
     lines += render_reelection_table(data.get("benchmarks", []))
+    lines += render_ovn_table(data.get("benchmarks", []))
     return "\n".join(lines)
 
 
@@ -350,6 +351,29 @@ def _min_median_max(s: Optional[dict]) -> str:
     if not s or not s.get("n"):
         return "—"
     return f"{_v(s.get('min'), 5)} / {_v(s.get('median'), 5)} / {_v(s.get('max'), 5)}"
+
+
+def render_ovn_table(benchmarks: list) -> list:
+    """The ★ OVN provisioning extra (not RFC 8456) as the study's Rally table: one row per concurrency, the
+    iterations of every run pooled, plus p99 and the CPU the clients and the central used."""
+    cells = [b for b in benchmarks if b.get("benchmark") == "test_ovn_northbound_provisioning"
+             and b.get("ovn_provisioning")]
+    if not cells:
+        return []
+    rows = []
+    for b in sorted(cells, key=lambda b: b["ovn_provisioning"].get("concurrency") or 0):
+        ctx = b["ovn_provisioning"]
+        r = ctx.get("rally") or {}
+        rows.append((ctx.get("concurrency"), *(_v(r.get(k), 4) for k in ("min", "median", "p90", "p95", "p99", "max",
+                                                                          "avg")),
+                     _v(r.get("success_pct"), 4), r.get("count"), _v(ctx.get("client_cpu_pct"), 3),
+                     _v(ctx.get("central_cpu_pct"), 3)))
+    return (["## OVN Northbound Provisioning — ★ extra, not an RFC 8456 benchmark", "",
+             "Rally's columns, in ms, over every iteration of every run at that concurrency (one logical switch "
+             "and its ports, until ovn-northd has processed them); CPU in % of one core over the runs, the "
+             "clients' (this process) and the central's (ovsdb-server NB and SB, ovn-northd).", ""]
+            + _table(rows, header=("Concurrency", "Min", "Median", "90 %", "95 %", "99 %", "Max", "Avg",
+                                   "Success (%)", "Count", "Client CPU (%)", "Central CPU (%)")))
 
 
 def render_reelection_table(benchmarks: list) -> list:

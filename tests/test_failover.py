@@ -63,12 +63,21 @@ def test_options_cells_and_the_switches_keep_alive():
                                                           (2, "sigstop", 4000)]
     f = FailoverParams.fabric(500)
     assert (f.echo_interval, f.echo_timeout, f.reconnect, f.table_miss) == (0.5, 1.5, True, "controller")
-    assert "probes at 1000 ms at least" in FailoverParams(keepalives=(500, 1000)).problems()[0]
+    assert "probes at 1000 ms at least" in FailoverParams(cluster="ryu-ha", keepalives=(500, 1000)).problems()[0]
     assert FailoverParams(cluster="faucet-pair", keepalives=(500,)).problems() == []    # the switches' echo only
     bad = FailoverParams(sizes=(1,), rate=1e6, topology="ring:1x").problems()
     assert any("--cluster-nodes must be 2..7" in b for b in bad) and any("new source addresses" in b for b in bad)
     assert any(b.startswith("--failover-topology") for b in bad)
     assert set(KILL_MODES) == {"sigkill", "sigterm", "sigstop"}
+
+
+def test_without_failover_cluster_the_controller_under_test_names_its_own_cluster_or_none():
+    p = FailoverParams()
+    assert p.for_controller("ryu").cluster == "ryu-ha" and p.for_controller("faucet").cluster == "faucet-pair"
+    assert p.for_controller("osken").cluster is None and p.for_controller("external").cluster is None
+    assert FailoverParams(cluster="ryu-ha").for_controller("osken").cluster == "ryu-ha"     # as the user said
+    why = FailoverParams.no_cluster_reason("osken")
+    assert "none of osken" in why and "--failover-cluster" in why
 
 
 def test_the_role_apps_log_gives_each_takeover_with_its_lock_claim():

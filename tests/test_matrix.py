@@ -1,0 +1,95 @@
+"""python -m reports matrix and the report's summary table, from hand-made results (no run)."""
+
+from reports.__main__ import main
+from reports.matrix import build, columns, render
+from reports.rfc_report import render_summary_table
+
+
+def bench(name, status="passed", reason="", values=(1.0, 2.0), variant=None, unit="ms", section="5.1.2",
+          duration=12.0, verdict=None):
+    n = len(values)
+    summary = {"n": n, "mean": sum(values) / n, "variance": 0.5, "stdev": 0.7, "median": values[0],
+               "min": min(values), "max": max(values), "ci95_low": min(values), "ci95_high": max(values)} if n else None
+    return {"benchmark": name, "variant": variant, "title": name[5:].replace("_", " "), "rfc_section": section,
+            "unit": unit, "trials": [{"index": i + 1, "ok": True, "value": v} for i, v in enumerate(values)],
+            "summary": summary, "verdict": verdict, "outcome": {"status": status, "reason": reason},
+            "duration_s": duration, "max_failed_trials": 0}
+
+
+def run(name, *benches, version="1.0", command="pytest suites"):
+    return {"schema_version": 2, "run": {"controller": {"name": name, "version": version}, "command": command,
+                                           "started": "2026-11-24T10:00:00+00:00"},
+            "benchmarks": list(benches)}
+
+
+def test_cells_say_works_with_the_figure_skips_with_a_footnote_and_not_run():
+    ryu = run("ryu", bench("test_async_message_processing_time", values=(0.2, 0.4)))
+    faucet = run("faucet", bench("test_async_message_processing_time", status="skipped", reason="no flow API",
+                                 values=()),
+                 bench("test_reactive_path_provisioning_time", status="skipped", reason="no flow API", values=(),
+                       section="5.1.4"))
+    rows, notes = build(columns([(ryu, "a/results.json"), (faucet, "b/results.json")]))
+    by = {r[0]: r[2:] for r in rows}
+    assert by["Asynchronous Message Processing Time"] == ["works: 0.3 ms", "skips [1]"]
+    assert by["Reactive Path Provisioning Time"] == ["not run", "skips [1]"]        # one reason, one footnote
+    assert by["Controller Failover Time"] == ["not run [2]", "not run [2]"]
+    assert notes[0] == "skipped: no flow API" and "cluster" in notes[1]
+    assert len(rows) == 15                                 # every RFC benchmark has a row, run or not
+
+
+def test_partly_passing_benchmarks_count_their_entries_and_runs_of_one_controller_share_a_column():
+    a = run("ryu", bench("test_network_reprovisioning_time", variant="link", section="5.4.2"))
+    b = run("ryu", bench("test_network_reprovisioning_time", variant="switch", status="failed",
+                         reason="2 of 2 trials failed", section="5.4.2"))
+    cols = columns([(a, "x/results.json"), (b, "y/results.json")])
+    assert [label for label, _ in cols] == ["ryu 1.0"]
+    rows, notes = build(cols)
+    by = {r[0]: r[2:] for r in rows}
+    assert by["Network Re-provisioning Time"] == ["1 of 2 pass [2]"] and notes[1] == "failed: 2 of 2 trials failed"
+    text = render([(a, "x/results.json"), (b, "y/results.json")])
+    assert text.count("| ryu 1.0 |") == 3 and "## Notes" in text     # two runs listed, one column
+    assert "do not edit by hand" in text
+
+
+def test_the_matrix_command_writes_the_file(tmp_path, capsys):
+    import json
+    path = tmp_path / "r" / "results.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(run("osken", bench("test_control_session_capacity", unit="sessions",
+                                                  section="5.2.1", values=(16.0, 16.0)))))
+    out = tmp_path / "docs" / "compatibility.md"
+    assert main(["matrix", str(path), "--out", str(out)]) == 0
+    assert "| Control Sessions Capacity | RFC 8456 §5.2.1 | works: 16 sessions |" in out.read_text()
+    assert main(["matrix", str(tmp_path / "missing.json")]) == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_the_summary_table_gives_figure_bound_verdict_p_value_outcome_and_wall_time():
+    judged = bench("test_async_message_processing_time", values=(0.2, 0.4), duration=30.4,
+                   verdict={"result": "PASS", "test": "Wilcoxon", "p_value": 0.001, "threshold": 1.0, "bound": "max"})
+    skipped = bench("test_network_discovery_size", status="skipped", reason="no northbound", values=(), duration=0.2,
+                    section="5.2.2")
+    lines = render_summary_table([judged, skipped])
+    assert lines[0] == "## Summary"
+    assert "| async message processing time | RFC 8456 §5.1.2 | 0.3 ms | ≤ 1 | PASS | 0.001 | PASSED | 30 s |" \
+        in lines
+    assert any("| — | — | no verdict | — | SKIPPED: no northbound | 0 s |" in line for line in lines)
+    assert lines[-2] == "| Total |  |  |  |  |  |  | 31 s |"
+    assert render_summary_table([]) == []
+
+
+def test_the_run_record_expands_an_argument_file_and_keeps_other_arguments(tmp_path):
+    from fixtures.plugin import expand_argfiles
+    args = tmp_path / "short.args"
+    args.write_text("--repetitions=2\n\n--switches=4\n")
+    assert expand_argfiles(["-k", "x", f"@{args}", "@missing-file", "--overwrite"]) == \
+        ["-k", "x", "--repetitions=2", "--switches=4", "@missing-file", "--overwrite"]
+
+
+def test_ovs_testcontroller_says_its_sixteen_switch_limit_where_it_shapes_the_figure(tmp_path):
+    from fixtures.controllers import OvsTestController, RyuController
+    ovs = OvsTestController(tmp_path)
+    assert "at most 16 switches" in ovs.benchmark_notes("test_control_session_capacity")[0]
+    assert ovs.benchmark_notes("test_network_topology_discovery_time") == []
+    assert ovs.info()["max_switches"] == 16
+    assert RyuController(tmp_path).benchmark_notes("test_control_session_capacity") == []

@@ -1,0 +1,68 @@
+"""The ★ OVN provisioning extra's pure parts: options, Rally's columns, the skip reason, the report's table."""
+
+import pytest
+
+from fixtures.ovn_central import (
+    ML2_NOTE,
+    OvnNbParams,
+    concurrency_list,
+    cpu_percent,
+    missing_tools,
+    percentile,
+    rally_row,
+)
+from reports.rfc_report import render_ovn_table
+
+
+def test_concurrency_is_a_list_of_whole_numbers_within_bounds_without_repeats():
+    assert concurrency_list("8,16,32") == (8, 16, 32)
+    assert concurrency_list(" 4, 4 ,1") == (4, 1)
+    for bad, says in (("8,x", "'x' is not a whole number"), ("0", "outside 1..256"), ("300", "outside 1..256")):
+        with pytest.raises(ValueError, match=says):
+            concurrency_list(bad)
+
+
+def test_percentiles_interpolate_between_closest_ranks_like_numpy():
+    import numpy as np
+    values = sorted([12.0, 3.5, 7.0, 100.0, 1.0, 55.5, 8.25])
+    for q in (0, 50, 90, 95, 99, 100):
+        assert percentile(values, q) == pytest.approx(float(np.percentile(values, q)))
+    assert percentile([4.0], 95) == 4.0
+    with pytest.raises(ValueError):
+        percentile([], 50)
+
+
+def test_rally_row_has_the_studys_columns_plus_p99_and_counts_failures_in_success():
+    row = rally_row([10.0, 20.0, 30.0, 40.0], failed=1)
+    assert row["count"] == 5 and row["success_pct"] == 80.0
+    assert (row["min"], row["median"], row["max"], row["avg"]) == (10.0, 25.0, 40.0, 25.0)
+    assert row["p90"] == pytest.approx(37.0) and row["p95"] == pytest.approx(38.5) and row["p99"] < 40.0
+    assert rally_row([], failed=3) == {"count": 3, "success_pct": 0.0}
+    assert rally_row([], failed=0) == {"count": 0, "success_pct": None}
+
+
+def test_cpu_is_a_share_of_one_core_and_none_without_wall_time():
+    assert cpu_percent(0.5, 2.0) == 25.0 and cpu_percent(1.0, 0.0) is None
+
+
+def test_the_skip_reason_names_every_missing_piece_and_where_it_comes_from():
+    p = OvnNbParams()
+    assert missing_tools(p, which=lambda t: f"/usr/bin/{t}", exists=lambda path: True, importable=bool) is None
+    why = missing_tools(p, which=lambda t: None if t == "ovn-northd" else "/x", exists=lambda path: "sb" not in path,
+                        importable=lambda name: False)
+    assert "ovn-northd not found on PATH" in why and "ovn-sb.ovsschema is absent" in why and "--ovn-sb-schema" in why
+    assert "ovsdbapp is not installed" in why and "--no-deps" in why
+
+
+def test_the_report_table_is_one_row_per_concurrency_with_rally_columns_and_cpu():
+    def entry(c, median):
+        return {"benchmark": "test_ovn_northbound_provisioning", "variant": f"c{c}",
+                "ovn_provisioning": {"concurrency": c, "client_cpu_pct": 90.5, "central_cpu_pct": 40.0,
+                                     "rally": {**rally_row([median, median * 2], 0)}}}
+    lines = render_ovn_table([entry(32, 100.0), entry(8, 10.0), {"benchmark": "test_other"}])
+    assert lines[0].startswith("## OVN Northbound Provisioning — ★ extra")
+    rows = [line for line in lines if line.startswith("| 8 ") or line.startswith("| 32 ")]
+    assert rows[0].startswith("| 8 | 10 | 15 |") and rows[1].startswith("| 32 | 100 | 150 |")
+    assert "| 100 | 2 | 90.5 | 40 |" in rows[0]
+    assert render_ovn_table([{"benchmark": "test_other"}]) == []
+    assert "Neutron" in ML2_NOTE
