@@ -3,8 +3,8 @@
 ``python -m reports summary RESULTS.json`` prints the headline figures; its exit status is 0 when the run
 passed (reports/outcome.py), 1 when it did not, 2 when the file cannot be read.
 
-``python -m reports compare A.json B.json [...] [--alpha 0.05] [--json OUT]`` puts several runs (controllers,
-releases) side by side, benchmark by benchmark: pairwise tests, Holm's correction, a ranking with ties
+``python -m reports compare A.json B.json [...] [--alpha 0.05] [--json OUT] [--plots DIR]`` puts several runs
+(controllers, releases) side by side, benchmark by benchmark: pairwise tests, Holm's correction, a ranking with ties
 (reports/compare.py).  Exit status 0, 1 when the runs share no benchmark, 2 when a file cannot be read.
 
 ``python -m reports series RESULTS.json [--alpha 0.05]`` analyses each series of a run (e.g. ``--switches
@@ -85,6 +85,20 @@ def compare_main(args) -> int:
         print("no benchmark has enough successful trials (2 or more) in two or more of these runs", file=sys.stderr)
         return 1
     print(render_text(comparisons, args.alpha), end="")
+    if args.plots is not None:
+        from .plots import compare_figure, slug, unavailable
+        why = unavailable()
+        if why:
+            print(f"plots: {why}", file=sys.stderr)
+        else:
+            args.plots.mkdir(parents=True, exist_ok=True)
+            for c in comparisons:
+                svg = compare_figure([(r.label, r.values) for r in c.runs], f"{c.title}"
+                                     + (f" ({c.variant})" if c.variant else ""), f"{c.unit}")
+                if svg:
+                    path = args.plots / f"compare-{slug(c.key)}.svg"
+                    path.write_text(svg)
+                    print(f"plot: {path}")
     if args.json is not None:
         args.json.write_text(json.dumps(to_dict(comparisons, args.alpha), indent=2) + "\n")
         print(f"written: {args.json}")
@@ -143,6 +157,8 @@ def main(argv=None) -> int:
     comp.add_argument("results", type=Path, nargs="+")
     comp.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     comp.add_argument("--json", type=Path, default=None, help="also write the comparison here as JSON")
+    comp.add_argument("--plots", type=Path, default=None, help="also draw each benchmark's runs side by side (box "
+                                                             "plots and CDFs overlaid), as SVG files in this folder")
     series = sub.add_parser("series", help="a results.json's series point by point: neighbour tests, the "
                                            "saturation point and the best scenario")
     series.add_argument("results", type=Path)

@@ -10,6 +10,8 @@ entries, variants and series points, taken together).  A cell says what the run'
 * **skips**, **fails**, **error**: no entry passed; the reason is a footnote, the same reason one footnote;
 * **not run**: the run holds no entry of that benchmark (deselected, or stopped before it).
 
+The ★ extras (OVN clusters and centrals) measure no OpenFlow controller and have no row.
+
 Nothing is measured here; the table is only as fresh as the runs, so it names each run's command and date.
 """
 
@@ -100,7 +102,8 @@ def build(runs: list) -> tuple:
     names: dict = {name: {"benchmark": name, "rfc_section": section, "title": title} for name, section, title in SUITE}
     for _, data in runs:
         for b in data.get("benchmarks", []):
-            names.setdefault(b["benchmark"], b)
+            if b.get("rfc_section") != "★":          # the ★ extras measure no OpenFlow controller
+                names.setdefault(b["benchmark"], b)
     notes = Notes()
     rows = []
     for name, first in sorted(names.items(), key=lambda item: _key(item[1])):

@@ -97,6 +97,57 @@ def cdf_figure(bench: dict) -> Optional[str]:
     return _svg(fig)
 
 
+def levels_figure(bench: dict) -> Optional[str]:
+    """A rate search's levels (§5.1.3): each level tried, offered rate against answered rate, loss-free or not, every
+    trial's levels together; the diagonal is 'every request answered'."""
+    levels = [(t.get("index"), lv) for t in bench.get("trials", []) if t.get("ok")
+              for lv in (t.get("details") or {}).get("search") or ()
+              if isinstance(lv, dict) and lv.get("offered_rate") is not None and lv.get("apr") is not None]
+    if len(levels) < 2:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.0, 3.4))
+    for loss_free, marker, label in ((True, "o", "loss-free level"), (False, "x", "level with loss")):
+        pts = [lv for _, lv in levels if bool(lv.get("loss_free")) is loss_free]
+        if pts:
+            ax.scatter([lv["offered_rate"] for lv in pts], [lv["apr"] for lv in pts], marker=marker, s=16,
+                       alpha=0.7, label=label)
+    top = max(max(lv["offered_rate"], lv["apr"]) for _, lv in levels)
+    ax.plot([0, top], [0, top], linestyle=":", linewidth=1, color="grey", label="answered = offered")
+    ax.set_xscale("symlog")
+    ax.set_xlabel("offered rate (requests/s)")
+    ax.set_ylabel(f"answered rate ({bench.get('unit', '')})")
+    trials = len({i for i, _ in levels})
+    ax.set_title(f"the rate search's levels ({len(levels)} levels, {trials} trials)", fontsize=9)
+    ax.legend(loc="best", fontsize=8)
+    return _svg(fig)
+
+
+def compare_figure(runs: list, title: str, label: str) -> Optional[str]:
+    """Several runs' trials of one benchmark side by side: a box plot with points per run (``runs``: [(run label,
+    values)]), for ``python -m reports compare --plots``."""
+    runs = [(name, list(values)) for name, values in runs if values]
+    if len(runs) < 2:
+        return None
+    import numpy as np
+    plt = _pyplot()
+    fig, (ax, cdf) = plt.subplots(1, 2, figsize=(8.4, 3.2))
+    ax.boxplot([v for _, v in runs], widths=0.5, showfliers=False)
+    rng = np.random.default_rng(0)
+    for i, (_, values) in enumerate(runs, 1):
+        ax.scatter(i + rng.uniform(-0.12, 0.12, len(values)), values, s=8, alpha=0.6, zorder=3)
+    ax.set_xticks(range(1, len(runs) + 1), [name for name, _ in runs], fontsize=7, rotation=15)
+    ax.set_ylabel(label)
+    for name, values in runs:
+        v = sorted(values)
+        cdf.step(v, [(i + 1) / len(v) for i in range(len(v))], where="post", label=name)
+    cdf.set_xlabel(label)
+    cdf.set_ylabel("fraction of trials ≤ x")
+    cdf.legend(loc="best", fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    return _svg(fig)
+
+
 def series_figure(points: list, x_name: str) -> Optional[str]:
     """``points``: [(x, entry)] sorted by x, each entry with successful trials."""
     rows = []
@@ -136,7 +187,8 @@ def figures(data: dict) -> dict:
         key = entry_key(bench)
         pics = []
         for kind, caption, draw in (("trials", "the trials (box plot, each trial a point)", trials_figure),
-                                    ("cdf", "the trials' distribution (CDF)", cdf_figure)):
+                                    ("cdf", "the trials' distribution (CDF)", cdf_figure),
+                                    ("levels", "the rate search's levels, offered against answered", levels_figure)):
             svg = draw(bench)
             if svg:
                 pics.append((f"{slug(key)}-{kind}.svg", caption, svg))

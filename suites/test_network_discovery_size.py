@@ -3,13 +3,14 @@
 import pytest
 
 from emulator import topology as tp
-from fixtures.discovery import run_parameters, size_search, size_trial
+from fixtures.discovery import run_parameters, size_search, size_trial, wait_forgotten
 from fixtures.harness import TrialFailed, TrialOutcome
 
 DEFINITION = (
     "Ns, the number of nodes of the largest topology the controller discovers completely (switches, links and "
     "hosts as compared). Topologies of one family grow one node at a time. Each size is deployed on a freshly "
-    "started controller and queried every t seconds until the reported topology matches the deployed one or stays "
+    "started controller (one the suite cannot restart must first stop reporting the previous size's switches) and "
+    "queried every t seconds until the reported topology matches the deployed one or stays "
     "the same over three answers. The search doubles N while discovery succeeds, bisects between the last success "
     "and the first failure, then confirms with the RFC's ±1-node steps: Ns succeeds when run again and Ns + 1 "
     "fails. One search is one repetition. A search that succeeds at --size-max reports a lower bound.")
@@ -36,8 +37,10 @@ def test_network_discovery_size(benchmark_run, topology_emulator, discovery_cont
 
         def one(n):
             controller.prepare_trial()     # a fresh controller for every size (clean state between trials)
-            r = size_trial(topology_emulator, controller.northbound(), tp.sized(p.size_family, n), controller.address,
-                           p)
+            topo = tp.sized(p.size_family, n)
+            nb = controller.northbound()
+            forgot = wait_forgotten(controller, nb, topo.switches, p.forget_timeout)
+            r = {**size_trial(topology_emulator, nb, topo, controller.address, p), **(forgot or {})}
             rows.append(r)
             run.context("search_in_progress", searches)   # on disk as the search goes, in case it is stopped
             found = "discovered" if r["matched"] else f"NOT discovered ({r.get('difference') or r.get('why', '')})"

@@ -72,3 +72,21 @@ def test_the_command_refuses_one_file_a_missing_file_and_a_bad_alpha(tmp_path, c
     assert "cannot read results file" in capsys.readouterr().err
     assert main(["compare", "a", "b", "--alpha", "1.5"]) == 2
     assert "--alpha must be between 0 and 1" in capsys.readouterr().err
+
+
+def test_the_command_draws_the_runs_side_by_side_when_asked(tmp_path, capsys):
+    import json
+    paths = []
+    for name, center in (("ryu", 20), ("osken", 10)):
+        data = results(name, sample(center, n=12, seed=center))
+        data["schema_version"] = 2
+        path = tmp_path / name / "results.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps(data))
+        paths.append(str(path))
+    assert main(["compare", *paths, "--plots", str(tmp_path / "plots")]) == 0
+    [svg] = sorted((tmp_path / "plots").glob("*.svg"))
+    assert svg.name == "compare-test-async-message-processing-time.svg"
+    text = svg.read_text()
+    assert text.startswith("<svg") and "ryu 1" in text and "osken 1" in text
+    assert f"plot: {svg}" in capsys.readouterr().out

@@ -241,3 +241,31 @@ def test_a_northbound_that_fails_at_a_size_counts_as_not_discovered():
     em = FakeEm(clock, status(TOPO, 1, lambda e: 2))
     r = d.size_trial(em, Failing(), TOPO, ("h", 1), d.DiscoveryParams(size_poll=1), clock.now, clock.sleep)
     assert r["matched"] is False and "timed out" in r["why"] and em.withdrawn == 1
+
+
+class Unrestarted:
+    restart_between_trials = False
+
+
+class Restarted:
+    restart_between_trials = True
+
+
+def test_a_controller_not_restarted_is_waited_for_until_it_forgets_the_previous_switches():
+    t = [0.0]
+    link_only = View(frozenset(), frozenset({((1, 1), (9, 1))}), frozenset())     # a link still touching switch 1
+    views = [FULL, link_only, EMPTY]
+    nb = FakeNb(None, views)
+    got = d.wait_forgotten(Unrestarted(), nb, TOPO.switches, 30, now=lambda: t[0],
+                           sleep=lambda s: t.__setitem__(0, t[0] + s))
+    assert got == {"forget_wait_ms": pytest.approx(400.0), "forget_polls": 3} and nb.calls == 3
+    assert d.wait_forgotten(Restarted(), FakeNb(None, [FULL]), TOPO.switches, 30) is None     # fresh: no query
+    assert "restarted for the trial" in d.between_trials(Restarted())
+    assert "--forget-timeout" in d.between_trials(Unrestarted())
+
+
+def test_a_controller_that_never_forgets_fails_the_trial_with_the_reason():
+    t = [0.0]
+    with pytest.raises(TrialFailed, match="still reports 3 of the 3 switches of the previous trial 2 s after"):
+        d.wait_forgotten(Unrestarted(), FakeNb(None, [FULL]), TOPO.switches, 2, now=lambda: t[0],
+                         sleep=lambda s: t.__setitem__(0, t[0] + s))

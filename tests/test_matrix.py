@@ -93,3 +93,9 @@ def test_ovs_testcontroller_says_its_sixteen_switch_limit_where_it_shapes_the_fi
     assert ovs.benchmark_notes("test_network_topology_discovery_time") == []
     assert ovs.info()["max_switches"] == 16
     assert RyuController(tmp_path).benchmark_notes("test_control_session_capacity") == []
+
+
+def test_the_star_extras_have_no_row():
+    extra = bench("test_ovn_northbound_provisioning", section="★")
+    rows, _ = build(columns([(run("ryu", extra), "a/results.json")]))
+    assert all(r[0] != "ovn northbound provisioning" for r in rows) and len(rows) == 15

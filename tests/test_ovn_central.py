@@ -66,3 +66,39 @@ def test_the_report_table_is_one_row_per_concurrency_with_rally_columns_and_cpu(
     assert "| 100 | 2 | 90.5 | 40 |" in rows[0]
     assert render_ovn_table([{"benchmark": "test_other"}]) == []
     assert "Neutron" in ML2_NOTE
+
+
+@pytest.mark.integration
+def test_the_suite_provisions_on_a_real_ovn_central_and_leaves_no_process(tmp_path):
+    """End to end, as a user types it: two concurrencies, two runs each on a fresh central, Rally's table in the
+    report, every central process ended."""
+    import json
+
+    from helpers import pytest_run
+    from results_check import check_results_files
+
+    from fixtures.ovn_central import OvnCentral
+    why = OvnCentral(OvnNbParams(), tmp_path).missing()
+    if why:
+        pytest.skip(why)
+    out = tmp_path / "r"
+    r = pytest_run("suites", "-k", "ovn_northbound_provisioning", "--ovn-concurrency", "2,3", "--ovn-runs", "2",
+                   "--ovn-iterations", "12", "--report-dir", str(out), "-rs")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    data = json.loads((out / "results.json").read_text())
+    entries = [b for b in data["benchmarks"] if b["benchmark"] == "test_ovn_northbound_provisioning"]
+    assert [b["variant"] for b in entries] == ["c2", "c3"]
+    for b in entries:
+        assert b["rfc_section"] == "★" and b["summary"]["n"] == 2 and b["outcome"]["status"] == "passed"
+        rally = b["ovn_provisioning"]["rally"]
+        assert rally["count"] == 24 and rally["success_pct"] == 100.0 and 0 < rally["min"] <= rally["p95"]
+        assert any("ML2/OVS" in n for n in b["notes"])
+        assert all(t["details"]["client_cpu_pct"] > 0 for t in b["trials"])
+    assert data["run"]["ovn_central"]["name"] == "ovn-central"
+    report = (out / "report.md").read_text()
+    assert "## OVN Northbound Provisioning — ★ extra" in report and "| 2 |" in report
+    check_results_files(out)
+    psutil = pytest.importorskip("psutil")
+    left = [p.pid for p in psutil.process_iter(["cmdline"])
+            if "bmwg-ovn-central-" in " ".join(p.info["cmdline"] or ())]
+    assert not left, f"central processes outlived the run: {left}"

@@ -66,3 +66,21 @@ def test_the_page_converts_what_the_report_writes():
     assert "<pre>&lt;raw&gt; | text</pre>" in page
     assert "<figure><svg>A</svg><figcaption>cap</figcaption></figure>" in page
     assert "(plot plots/b.svg not available)" in page
+
+
+def test_a_rate_search_gets_its_levels_offered_against_answered():
+    def level(offered, apr, loss_free):
+        return {"offered_rate": offered, "apr": apr, "loss_free": loss_free}
+    bench = {"benchmark": "test_async_message_processing_rate", "variant": "4sw", "unit": "responses/s",
+             "title": "Maximum Asynchronous Message Processing Rate",
+             "trials": [{"index": 1, "ok": True, "value": 9000.0,
+                         "details": {"search": [level(76000, 7600, False), level(8400, 8400, True)]}},
+                        {"index": 2, "ok": True, "value": 9100.0,
+                         "details": {"search": [level(70000, 7500, False), level(8300, 8300, True)]}}]}
+    names = [name for name, _c, _s in plots.figures({"benchmarks": [bench]})["entries"][
+        "test_async_message_processing_rate[4sw]"]]
+    assert names[-1] == "test-async-message-processing-rate-4sw-levels.svg"
+    svg = plots.levels_figure(bench)
+    assert "4 levels, 2 trials" in svg and "loss-free level" in svg and "level with loss" in svg
+    assert plots.levels_figure({**bench, "trials": bench["trials"][:1]}) is not None
+    assert plots.levels_figure({**bench, "trials": []}) is None
