@@ -123,8 +123,19 @@ def columns(loaded: list) -> list:
     """[(data, path)] → [(label, pooled data)]: one per controller and version, in order of first appearance."""
     pooled: dict = {}
     for data, path in loaded:
-        pooled.setdefault(base_label(data, path), []).extend(data.get("benchmarks", []))
+        pooled.setdefault(_column(data, path, loaded), []).extend(data.get("benchmarks", []))
     return [(label, {"benchmarks": benches}) for label, benches in pooled.items()]
+
+
+def _column(data: dict, path, loaded: list) -> str:
+    """A run that never started its controller records no version: it joins a column of the same controller."""
+    ctl = (data.get("run") or {}).get("controller") or {}
+    if ctl.get("version") in (None, "unknown") and ctl.get("name"):
+        for other, other_path in loaded:
+            o = (other.get("run") or {}).get("controller") or {}
+            if o.get("name") == ctl["name"] and o.get("version") not in (None, "unknown"):
+                return base_label(other, other_path)
+    return base_label(data, path)
 
 
 def render(loaded: list, command: str = "") -> str:
@@ -139,7 +150,7 @@ def render(loaded: list, command: str = "") -> str:
              "what the controller can do; see docs/measurements.md for figures.", "", "## Runs", ""]
     lines += ["| Controller | Started | Outcome | Command |", "|---|---|---|---|"]
     for data, path in loaded:
-        label, run = base_label(data, path), data.get("run") or {}
+        label, run = _column(data, path, loaded), data.get("run") or {}
         lines.append(f"| {_escape(label)} | {_escape(run.get('started', '—'))} | {_escape(run_line(data))} | "
                      f"`{_escape(run.get('command', str(path)))}` |")
     lines += ["", "## Matrix", "", "| Benchmark | Section | " + " | ".join(labels) + " |",

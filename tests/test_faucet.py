@@ -264,9 +264,9 @@ def test_the_embedded_faucet_starts_with_the_first_topology_and_runs_only_what_d
     ctl.serve_topology(tp.leaf_spine(2, 2))
     assert starts == ["start"] and "sw4" in (tmp_path / "faucet.yaml").read_text()
     assert ctl.cannot_run("test_network_reprovisioning_time") is None
-    assert ctl.cannot_run("test_reactive_path_provisioning_time").startswith("reactive_path_provisioning_time")
+    assert ctl.cannot_run("test_reactive_path_provisioning_time").startswith("not run against")
     why = ctl.cannot_run("test_control_session_capacity")
-    assert why.startswith("control_session_capacity does not run against the embedded Faucet yet")
+    assert why.startswith("not run against the embedded Faucet yet")
     assert fx.FaucetController.drops_switches
     with pytest.raises(ControllerError, match="OpenFlow 1.3 only"):
         fx.FaucetController(tmp_path, on_demand=True, openflow=codec.OFP10).start()

@@ -99,3 +99,12 @@ def test_the_star_extras_have_no_row():
     extra = bench("test_ovn_northbound_provisioning", section="★")
     rows, _ = build(columns([(run("ryu", extra), "a/results.json")]))
     assert all(r[0] != "ovn northbound provisioning" for r in rows) and len(rows) == 15
+
+
+def test_a_run_that_never_started_its_controller_joins_that_controllers_column():
+    main_run = run("osken", bench("test_async_message_processing_time"), version="3.1.0")
+    skipped = run("osken", bench("test_controller_failover_time", status="skipped", reason="no cluster", values=(),
+                                 section="5.4.1"))
+    del skipped["run"]["controller"]["version"]
+    cols = columns([(main_run, "a/results.json"), (skipped, "b/results.json")])
+    assert [label for label, _ in cols] == ["osken 3.1.0"] and len(cols[0][1]["benchmarks"]) == 2
