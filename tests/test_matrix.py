@@ -1,4 +1,5 @@
-"""python -m reports matrix and the report's summary table, from hand-made results (no run)."""
+"""python -m reports matrix, the report's summary table, and small run-record pieces (argument files, controller
+notes, selfbench logs), from hand-made data (no run)."""
 
 from reports.__main__ import main
 from reports.matrix import build, columns, render
@@ -108,3 +109,16 @@ def test_a_run_that_never_started_its_controller_joins_that_controllers_column()
     del skipped["run"]["controller"]["version"]
     cols = columns([(main_run, "a/results.json"), (skipped, "b/results.json")])
     assert [label for label, _ in cols] == ["osken 3.1.0"] and len(cols[0][1]["benchmarks"]) == 2
+
+
+def test_selfbench_removes_its_log_folders_after_a_success_and_names_them_after_a_failure(capsys):
+    from fixtures import selfbench
+    good = selfbench._log_dir()
+    selfbench._clean_logs(True)
+    assert not good.exists()
+    bad = selfbench._log_dir()
+    try:
+        selfbench._clean_logs(False)
+        assert bad.exists() and f"controller logs kept in {bad}" in capsys.readouterr().err
+    finally:
+        bad.rmdir()
