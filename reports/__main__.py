@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Optional
 
 from .junit import render_junit
 from .outcome import PASSED, run_status
@@ -62,6 +63,18 @@ def render_all(data: dict, out_dir: Path) -> list[Path]:
     return written
 
 
+def load_all(paths) -> Optional[list]:
+    """[(results data, path)] for every file, or None after naming on stderr the first that cannot be read."""
+    loaded = []
+    for path in paths:
+        try:
+            loaded.append((load_results(path), path))
+        except ResultsError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return None
+    return loaded
+
+
 def compare_main(args) -> int:
     import json
 
@@ -72,13 +85,9 @@ def compare_main(args) -> int:
     if not 0 < args.alpha < 1:
         print(f"error: --alpha must be between 0 and 1 (got {args.alpha:g})", file=sys.stderr)
         return 2
-    loaded = []
-    for path in args.results:
-        try:
-            loaded.append((load_results(path), path))
-        except ResultsError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+    loaded = load_all(args.results)
+    if loaded is None:
+        return 2
     runs = [(label, data) for label, (data, _path) in zip(run_labels(loaded), loaded)]
     comparisons = compare_runs(runs, args.alpha)
     if not comparisons:
@@ -126,13 +135,9 @@ def series_main(args) -> int:
 
 def matrix_main(args) -> int:
     from .matrix import render
-    loaded = []
-    for path in args.results:
-        try:
-            loaded.append((load_results(path), path))
-        except ResultsError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+    loaded = load_all(args.results)
+    if loaded is None:
+        return 2
     text = render(loaded, command="python -m reports matrix " + " ".join(str(p) for p in args.results))
     if args.out is None:
         print(text, end="")

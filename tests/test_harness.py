@@ -194,7 +194,7 @@ def test_the_configuration_names_every_problem_at_once(tmp_path):
         BmwgConfig.from_options(opt)
     text = str(info.value)
     for what in ("--size-max (4) must not be below --size-start (9)", "key 'alpha' must be a number between 0 and 1",
-                 "--ryu-lldp-period sets the embedded Ryu's LLDP period"):
+                 "--ryu-lldp-period sets the LLDP period of the embedded Ryu or os-ken"):
         assert what in text
     ok = BmwgConfig.from_options(parser.parse_args(["--report-dir", "rel", "--switches", "1,4"]), args=("--profile",))
     assert ok.report_dir.is_absolute() and ok.async_params.switch_counts == (1, 4)   # §0.7: a relative folder
