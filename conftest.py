@@ -8,9 +8,10 @@ Everything that does work lives in ``fixtures/`` (controllers, emulator runs, th
 pytest_plugins = ["fixtures.plugin"]
 
 MARKERS = (
-    "rfc8456(section, category, title, symbol, unit, higher_is_better, definition, measurement_point, derived=(), "
-    "device='controller'): an RFC 8456 benchmark, its identity stated once (section '★' with category 'extra': "
-    "a seed extra that is not one of the RFC's benchmarks)",
+    "rfc8456(section, category, title, symbol, unit, higher_is_better, definition, measurement_point, derived={}, "
+    "device='controller'): an RFC 8456 benchmark, its identity stated once (derived: the benchmarks computed from "
+    "the same trials, name → title, symbol, definition; section '★' with category 'extra': a seed extra that is "
+    "not one of the RFC's benchmarks)",
     "performance: RFC 8456 §5.1 performance benchmark",
     "scalability: RFC 8456 §5.2 scalability benchmark",
     "security: RFC 8456 §5.3 security benchmark",

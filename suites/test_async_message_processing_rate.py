@@ -15,11 +15,14 @@ MEASUREMENT_POINT = (
 LOSS_FREE_DEFINITION = (
     "Loss-Free Asynchronous Message Processing Rate: MAX(APRn) over the trials of the highest offered rate at which "
     "every trial was loss-free (" + LOSS_FREE_RULE + "), from the same searches as the maximum rate.")
+LOSS_FREE = {"title": "Loss-Free Asynchronous Message Processing Rate", "symbol": "Loss-Free APR",
+             "definition": LOSS_FREE_DEFINITION}
 
 
 @pytest.mark.rfc8456(section="5.1.3", category="performance", title="Maximum Asynchronous Message Processing Rate",
                      symbol="Maximum APR", unit="responses/s", higher_is_better=True, definition=DEFINITION,
-                     measurement_point=MEASUREMENT_POINT, derived=("test_async_message_processing_rate_loss_free",))
+                     measurement_point=MEASUREMENT_POINT,
+                     derived={"test_async_message_processing_rate_loss_free": LOSS_FREE})
 def test_async_message_processing_rate(benchmark_run, async_emulator, emulator_ceiling, controller, async_switches):
     em = async_emulator(async_switches)
     p = em.p
@@ -38,10 +41,8 @@ def test_async_message_processing_rate(benchmark_run, async_emulator, emulator_c
         run.note(f"GENERATOR-BOUND in repetition(s) {bound}: the maximum rate is within 80% of the emulator's own "
                  f"response-processing ceiling ({ceiling['response_rate']:.0f}/s); add --emulator-shards or "
                  "hosts before reading it as the controller's")
-    loss_free = run.derived(
-        benchmark="test_async_message_processing_rate_loss_free", title="Loss-Free Asynchronous Message Processing "
-        "Rate", symbol="Loss-Free APR", definition=LOSS_FREE_DEFINITION,
-        pick=lambda t: (t["details"]["loss_free_apr"], t["details"]["loss_free_reason"]))
+    loss_free = run.derived(benchmark="test_async_message_processing_rate_loss_free", **LOSS_FREE,
+                            pick=lambda t: (t["details"]["loss_free_apr"], t["details"]["loss_free_reason"]))
 
     def plausible(e):
         for t in e["trials"]:

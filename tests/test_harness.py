@@ -142,6 +142,29 @@ def test_a_derived_benchmark_takes_its_values_from_the_same_trials(tmp_path):
     assert other.result["outcome"]["status"] == "failed"
 
 
+def test_a_derived_benchmark_appears_with_the_outcome_of_a_source_that_gave_it_nothing(tmp_path):
+    from types import SimpleNamespace
+
+    from fixtures.plugin import _derived_placeholders
+    mark = {"section": "5.1.3", "category": "performance", "unit": "responses/s", "measurement_point": "m",
+            "higher_is_better": True, "derived": {"test_y": {"title": "Y", "symbol": "Y", "definition": "dd"}}}
+    run = make_run(tmp_path)
+    item = SimpleNamespace(callspec=SimpleNamespace(id="16sw"))
+    _derived_placeholders(run.store, item, mark, {"status": "skipped", "reason": "no PACKET_IN answered"})
+    _derived_placeholders(run.store, item, mark, {"status": "skipped", "reason": "no PACKET_IN answered"})
+    (y,) = [e for e in run.store.data["benchmarks"] if e["benchmark"] == "test_y"]   # once, not twice
+    assert y["variant"] == "16sw" and y["title"] == "Y" and y["trials"] == [] and y["summary"] is None
+    assert y["outcome"] == {"status": "skipped", "reason": "no PACKET_IN answered"}
+    # a source that made its derived benchmark leaves it alone
+    (tmp_path / "b").mkdir()
+    run2 = make_run(tmp_path / "b", repetitions=1)
+    run2.trials(lambda i: TrialOutcome(1.0))
+    run2.derived(benchmark="test_y", title="Y", symbol="Y", definition="dd", pick=lambda t: (2.0, ""))
+    _derived_placeholders(run2.store, SimpleNamespace(), mark, {"status": "error", "reason": "late"})
+    (y,) = [e for e in run2.store.data["benchmarks"] if e["benchmark"] == "test_y"]
+    assert y["outcome"]["status"] == "passed" and y["trials"][0]["value"] == 2.0
+
+
 def test_a_results_write_that_fails_keeps_the_data_and_says_where(tmp_path, monkeypatch):
     # Issue 12 §1.10: a full disk crashed the run at the end, losing the last trial and every report.
     store = ResultStore(tmp_path / "results.json", {"started": "now"})
