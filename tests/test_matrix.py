@@ -70,8 +70,11 @@ def test_the_summary_table_gives_figure_bound_verdict_p_value_outcome_and_wall_t
                    verdict={"result": "PASS", "test": "Wilcoxon", "p_value": 0.001, "threshold": 1.0, "bound": "max"})
     skipped = bench("test_network_discovery_size", status="skipped", reason="no northbound", values=(), duration=0.2,
                     section="5.2.2")
-    lines = render_summary_table([judged, skipped])
+    derived = dict(bench("test_async_message_processing_time_other", values=(0.1, 0.2), duration=30.4),
+                   derived_from="test_async_message_processing_time")
+    lines = render_summary_table([judged, skipped, derived])
     assert lines[0] == "## Summary"
+    assert any(line.endswith("| 30 s, the trials of async message processing time |") for line in lines)
     assert "| async message processing time | RFC 8456 §5.1.2 | 0.3 ms | ≤ 1 | PASS | 0.001 | PASSED | 30 s |" \
         in lines
     assert any("| — | — | no verdict | — | SKIPPED: no northbound | 0 s |" in line for line in lines)
