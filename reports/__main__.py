@@ -138,7 +138,8 @@ def matrix_main(args) -> int:
     loaded = load_all(args.results)
     if loaded is None:
         return 2
-    text = render(loaded, command="python -m reports matrix " + " ".join(str(p) for p in args.results))
+    text = render(loaded, command="python -m reports matrix " + " ".join(str(p) for p in args.results),
+                  root=Path.cwd())
     if args.out is None:
         print(text, end="")
     else:

@@ -65,6 +65,17 @@ def test_the_matrix_command_writes_the_file(tmp_path, capsys):
     assert "error:" in capsys.readouterr().err
 
 
+def test_the_matrix_writes_paths_under_the_project_relative_to_it():
+    ryu = run("ryu", bench("test_async_message_processing_time"),
+              command="pytest suites --controller ryu --report-dir /home/ci/bmwg/.tox/matrix/ryu --overwrite")
+    text = render([(ryu, "/home/ci/bmwg/.tox/matrix/ryu/results.json")],
+                  command="python -m reports matrix /home/ci/bmwg/.tox/matrix/ryu/results.json", root="/home/ci/bmwg")
+    assert "`python -m reports matrix .tox/matrix/ryu/results.json`" in text
+    assert "--report-dir .tox/matrix/ryu --overwrite`" in text and "/home/ci" not in text
+    elsewhere = render([(ryu, "r.json")], root="/home/ci/other")            # not under the root: left as run
+    assert "--report-dir /home/ci/bmwg/.tox/matrix/ryu" in elsewhere
+
+
 def test_the_summary_table_gives_figure_bound_verdict_p_value_outcome_and_wall_time():
     judged = bench("test_async_message_processing_time", values=(0.2, 0.4), duration=30.4,
                    verdict={"result": "PASS", "test": "Wilcoxon", "p_value": 0.001, "threshold": 1.0, "bound": "max"})
