@@ -14,7 +14,7 @@ import json
 import sys
 
 from . import __version__, codec
-from . import control as c
+from . import commands as c
 from .params import CapacityParams, RampParams, non_negative_float, positive_float, positive_int
 
 

@@ -17,7 +17,7 @@ from twisted.protocols.basic import Int32StringReceiver
 
 from . import testports as tpt
 from . import topology as tp
-from .control import CLOSE_LOCAL, Connected, ConnectFabric, DeployFabric, EmulatorError, PortAnswer, TestPortCommand
+from .commands import CLOSE_LOCAL, Connected, ConnectFabric, DeployFabric, EmulatorError, PortAnswer, TestPortCommand
 from .fabric import REMOTE_HEAD, Fabric
 from .ramp import Ramp, RampLedger
 from .topology import Endpoint

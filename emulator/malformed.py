@@ -596,7 +596,7 @@ def _obs(obs, name: str, default=None):
 
 
 def classify(kind: Kind, obs, alive: bool, params) -> tuple:
-    """(outcome, detail) of one observation (a :class:`~emulator.control.ScreenObservation` or its dict) of
+    """(outcome, detail) of one observation (a :class:`~emulator.commands.ScreenObservation` or its dict) of
     ``kind``; ``alive``: the controller process still ran afterwards; ``params``: the ScreenParams.
     The first rule that holds decides, most severe first."""
     g = functools.partial(_obs, obs)

@@ -5,7 +5,7 @@ metadata (:func:`option`).  ``Family.add_options(group)`` registers them (pytest
 argparse's ``addoption``/``add_argument``), with ``type=`` parsers so a bad value is refused
 at the boundary, naming the option; ``Family.from_options(namespace)`` builds the object.
 Cross-field checks are ``problems()``.  The object travels whole: the emulator's commands
-(:mod:`emulator.control`) carry it to the shards, which read what they need.
+(:mod:`emulator.commands`) carry it to the shards, which read what they need.
 
 Pure: no Twisted, no pytest.  The families the emulator uses live here; the harness's own
 (run, discovery, paths) are declared the same way in ``fixtures/``.

@@ -4,9 +4,9 @@
 any ssh options, and ``//python=/path/to/venv/bin/python``) on others — and runs
 :func:`emulator.shard.serve` there.  A remote host needs Python 3.9+ with Twisted, NumPy, Scapy and
 networkx; the emulator's own code is copied there (execnet's rsync) so both sides always run the same
-version.  ``pool.call(command)`` sends a declared command (:mod:`emulator.control`) to the shards and
+version.  ``pool.call(command)`` sends a declared command (:mod:`emulator.commands`) to the shards and
 returns their answers merged into one typed response; any failure — a shard's error, a shard that
-died, no answer in time — is one :class:`~emulator.control.EmulatorError` naming the shard.
+died, no answer in time — is one :class:`~emulator.commands.EmulatorError` naming the shard.
 
 Shards on this host (same boot) share its monotonic clock, so their instants compare directly.
 A shard on another host has its clock offset measured at start (round-trip midpoint); instants sent to
@@ -22,10 +22,11 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from . import control as c
+from . import commands as c
 from .limits import FD_RESERVE
 from .ramp import is_loopback
 from .shard import boot_id
+from .stopping import StopRequest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _END = ("__end__",)
@@ -269,7 +270,7 @@ class ShardPool:
                 raise c.EmulatorError(f"{self.shards[i].describe()} did not answer {type(cmd).__name__} within "
                                       f"{timeout:g} s")
             if not cleanup:
-                c.StopRequest.check()
+                StopRequest.check()
             try:
                 handle, msg = self._queue.get(timeout=min(remaining, 1.0))
             except queue.Empty:

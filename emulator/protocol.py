@@ -32,7 +32,7 @@ from twisted.internet.protocol import Protocol
 
 from . import codec
 from . import roles as rl
-from .control import (  # noqa: F401
+from .commands import (  # noqa: F401
     CLOSE_BY_PEER,
     CLOSE_ECHO_TIMEOUT,
     CLOSE_HANDSHAKE_TIMEOUT,
@@ -69,7 +69,7 @@ class SessionListener:
         """Handshake complete: HELLO exchanged and FEATURES_REQUEST answered."""
 
     def session_closed(self, session: "SwitchProtocol", kind: str, detail: str) -> None:
-        """The session ended; ``kind`` is one of the CLOSE_* names of :mod:`emulator.control`."""
+        """The session ended; ``kind`` is one of the CLOSE_* names of :mod:`emulator.commands`."""
 
     def echo_answered(self, session: "SwitchProtocol", rtt_ns: int) -> None:
         """The controller answered our ECHO_REQUEST probe."""

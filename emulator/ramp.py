@@ -34,7 +34,7 @@ from twisted.internet import error as terror
 from twisted.internet.defer import Deferred
 from twisted.internet.protocol import ClientFactory
 
-from .control import CLOSE_LOCAL, FAIL_CONNECT_TIMEOUT, FAIL_LOCAL, FAIL_REFUSED
+from .commands import CLOSE_LOCAL, FAIL_CONNECT_TIMEOUT, FAIL_LOCAL, FAIL_REFUSED
 from .params import RampParams
 from .protocol import SessionListener
 

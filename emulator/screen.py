@@ -10,7 +10,7 @@ For each kind (:mod:`emulator.malformed`) a :class:`KindScreen`:
 3. records for ``window_s`` what the probe receives (replies, ERROR type/code/xid, answers that name the
    kind's marked buffer or MAC, a close), while the sentinel goes on sampling; ``0.5 s`` after the send a
    *fresh* switch makes a new handshake;
-4. answers a :class:`~emulator.control.ScreenObservation`.  It judges nothing: the outcome is the harness's
+4. answers a :class:`~emulator.commands.ScreenObservation`.  It judges nothing: the outcome is the harness's
    (:func:`emulator.malformed.classify`), which also knows whether the controller process still lives.
 
 The clock and the connector are injected, so the unit tests drive it with ``task.Clock`` and
@@ -28,7 +28,7 @@ from twisted.internet.protocol import ClientFactory
 
 from . import codec
 from . import malformed as mf
-from .control import CLOSE_LOCAL, ScreenKind, ScreenObservation
+from .commands import CLOSE_LOCAL, ScreenKind, ScreenObservation
 from .protocol import SessionListener, SwitchProtocol, SwitchSpec
 
 FRESH_AFTER_S = 0.5

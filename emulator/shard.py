@@ -1,4 +1,4 @@
-"""An emulator shard: one process with its own reactor, answering the commands of :mod:`emulator.control`.
+"""An emulator shard: one process with its own reactor, answering the commands of :mod:`emulator.commands`.
 
 The harness never runs a reactor.  It opens shards through execnet gateways (``popen`` here,
 ``ssh`` on other hosts; :mod:`emulator.pool`) and each runs :func:`serve`.  A shard is a table
@@ -8,7 +8,7 @@ of it.  Messages on the channel are tuples:
 * harness → shard: ``("call", id, command)``;
 * shard → harness: ``("event", id, event)``, ``("answer", id, response)``, ``("error", id, message)``;
 
-with every dataclass in its wire form (:func:`emulator.control.to_wire`).
+with every dataclass in its wire form (:func:`emulator.commands.to_wire`).
 
 A shard dies with its harness: it asks the kernel for SIGKILL when its parent goes
 (``PR_SET_PDEATHSIG``, Linux), and it exits when its channel closes.
@@ -27,7 +27,7 @@ import time
 from typing import Callable, Optional
 
 from . import __version__
-from . import control as c
+from . import commands as c
 from .limits import FD_RESERVE, FdLimitError, die_with_parent, load_libc, raise_nofile
 
 RESPONDERS: dict = {}
@@ -135,7 +135,7 @@ class Shard:
     def open_sessions(self, cmd: c.OpenSessions, emit):
         from twisted.internet.defer import Deferred
 
-        from .network import CapacityRun
+        from .capacity import CapacityRun
 
         if cmd.sessions < 1:
             raise c.EmulatorError(f"a capacity trial needs at least one session (got {cmd.sessions})")

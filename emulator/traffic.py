@@ -40,7 +40,7 @@ from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
 from . import codec, frames
-from .control import CLOSE_PROTOCOL, Announced, AnnounceDestinations, Connected, ConnectSwitches, TrafficResult
+from .commands import CLOSE_PROTOCOL, Announced, AnnounceDestinations, Connected, ConnectSwitches, TrafficResult
 from .params import TrafficParams  # noqa: F401  (re-exported: a trial's parameters)
 from .protocol import PushProducer, SwitchProtocol, SwitchSpec
 from .ramp import Ramp, RampLedger

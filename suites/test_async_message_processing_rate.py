@@ -2,8 +2,8 @@
 
 import pytest
 
-from fixtures.async_msgs import LOSS_FREE_RULE, SEARCH_METHOD
-from fixtures.async_suite import ceiling_or_note, parameters, preflight_or_skip, rate_repetition
+from fixtures.families.async_msgs import LOSS_FREE_RULE, SEARCH_METHOD
+from fixtures.families.async_suite import ceiling_or_note, parameters, preflight_or_skip, rate_repetition
 
 DEFINITION = (
     "APRn = Nrxn / Td, the PACKET_INs answered (first PACKET_OUT or FLOW_MOD matched to each) and received within "

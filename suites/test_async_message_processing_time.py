@@ -2,8 +2,8 @@
 
 import pytest
 
-from fixtures.async_msgs import trial_figures
-from fixtures.async_suite import ceiling_or_note, connected, parameters, preflight_or_skip
+from fixtures.families.async_msgs import trial_figures
+from fixtures.families.async_suite import ceiling_or_note, connected, parameters, preflight_or_skip
 from fixtures.harness import TrialFailed, TrialOutcome
 
 DEFINITION = (

@@ -8,8 +8,8 @@ when its leader dies, against the election timer it was given.  The device under
 
 import pytest
 
+from fixtures.devices.ovn_cluster import ClusterError, effective_slack, reelection_trial, window_ms
 from fixtures.harness import TrialOutcome
-from fixtures.ovn_cluster import ClusterError, effective_slack, reelection_trial, window_ms
 from reports.stats import summarize
 
 DEFINITION = (

@@ -3,7 +3,7 @@
 import pytest
 
 from emulator import codec
-from fixtures.capacity import capacity_outcome
+from fixtures.families.capacity import capacity_outcome
 
 DEFINITION = (
     "CCn, the largest number of control sessions the controller holds at once. Emulated switches open "

@@ -2,10 +2,10 @@
 
 import pytest
 
-from fixtures.controllers import ControllerError
-from fixtures.failover import failover_choice, failover_trial
+from fixtures.devices.controllers import ControllerError
+from fixtures.families.failover import failover_choice, failover_trial
+from fixtures.families.paths import extra_note
 from fixtures.harness import TrialOutcome
-from fixtures.paths import extra_note
 
 DEFINITION = (
     "Controller Failover Time = T2 − T1, measured in the data plane (the RFC's procedure). The switches are connected "

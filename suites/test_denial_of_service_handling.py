@@ -5,9 +5,7 @@ import pytest
 
 from emulator import attack as atk
 from emulator import topology as tp
-from fixtures.cells import TESTS, TITLES, background
-from fixtures.discovery import change_trial, size_search, size_trial
-from fixtures.dos import (
+from fixtures.families.dos import (
     MANAGEMENT_NOTE,
     MIN_SHARE,
     TABLE,
@@ -20,8 +18,10 @@ from fixtures.dos import (
     sham_rate,
     spec_for,
 )
+from fixtures.families.paths import reactive_rate_trial, reactive_time_trial, start_run
+from fixtures.families.tables import TESTS, TITLES, background
+from fixtures.families.topology import change_trial, size_search, size_trial
 from fixtures.harness import NotWithinTd, TrialFailed, TrialOutcome
-from fixtures.paths import reactive_rate_trial, reactive_time_trial, start_run
 
 DEFINITION = (
     "One cell of the RFC's table: a test (reactive path provisioning rate or time, network topology change "
@@ -74,7 +74,7 @@ def test_denial_of_service_handling(benchmark_run, bmwg, deployed_topology, dos_
         controller = request.getfixturevalue("discovery_controller")
         emulator = request.getfixturevalue("topology_emulator")
         p = bmwg.discovery
-        from fixtures.discovery import run_parameters
+        from fixtures.families.topology import run_parameters
         run.parameters(**run_parameters(controller), **base_par, topology_family=p.size_family,
                        start_nodes=p.size_start, max_nodes=p.size_max)
         run.columns([("steps", "Sizes tried"), ("attack_rate", "Attack rate reached")] if kind else

@@ -4,11 +4,11 @@ network topology change detection time, again, with 1 % and 2 % of the asynchron
 import pytest
 
 from emulator import malformed as mf
-from fixtures.cells import TESTS, TITLES, background, comparison
-from fixtures.discovery import change_trial
-from fixtures.exception_handling import TABLE
+from fixtures.families.exceptions import TABLE
+from fixtures.families.paths import reactive_rate_trial, reactive_time_trial, start_run
+from fixtures.families.tables import TESTS, TITLES, background, comparison
+from fixtures.families.topology import change_trial
 from fixtures.harness import TrialFailed, TrialOutcome
-from fixtures.paths import reactive_rate_trial, reactive_time_trial, start_run
 
 DEFINITION = (
     "One cell of the RFC's table: a test (reactive path provisioning rate or time, network topology change "

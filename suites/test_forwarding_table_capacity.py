@@ -3,8 +3,14 @@
 import pytest
 
 from emulator.params import FabricParams
+from fixtures.families.paths import (
+    async_rate_from,
+    choose_path,
+    ftc_proactive_trial,
+    ftc_reactive_trial,
+    run_parameters,
+)
 from fixtures.harness import TrialOutcome
-from fixtures.paths import async_rate_from, choose_path, ftc_proactive_trial, ftc_reactive_trial, run_parameters
 
 DEFINITION = {
     "reactive": (

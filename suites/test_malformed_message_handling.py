@@ -9,8 +9,8 @@ import pytest
 
 from emulator import codec
 from emulator import malformed as mf
+from fixtures.families.screen import Screen, score, summarise
 from fixtures.harness import TrialFailed, TrialOutcome
-from fixtures.screen import Screen, score, summarise
 
 DEFINITION = (
     "RS, the robustness score: the percentage of malformed or abnormal switch-to-controller message kinds whose "

@@ -3,7 +3,7 @@
 import pytest
 
 from emulator import topology as tp
-from fixtures.discovery import run_parameters, size_search, size_trial, wait_forgotten
+from fixtures.families.topology import run_parameters, size_search, size_trial, wait_forgotten
 from fixtures.harness import TrialFailed, TrialOutcome
 
 DEFINITION = (

@@ -2,9 +2,9 @@
 
 import pytest
 
+from fixtures.families.paths import choose_path, extra_note, run_parameters
+from fixtures.families.reprovisioning import has_alternate, reprovisioning_trial
 from fixtures.harness import TrialOutcome
-from fixtures.paths import choose_path, extra_note, run_parameters
-from fixtures.reprovisioning import has_alternate, reprovisioning_trial
 
 DEFINITION = (
     "Network Re-provisioning Time = (FDRT + RDRT) / 2, with FDRT = TP2-Tffr − TP2-Tlfr and RDRT = TP1-Tffr − "

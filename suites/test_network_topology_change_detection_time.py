@@ -2,7 +2,7 @@
 
 import pytest
 
-from fixtures.discovery import change_trial, run_parameters, wait_forgotten
+from fixtures.families.topology import change_trial, run_parameters, wait_forgotten
 from fixtures.harness import TrialOutcome
 
 DEFINITION = (

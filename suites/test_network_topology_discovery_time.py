@@ -2,7 +2,7 @@
 
 import pytest
 
-from fixtures.discovery import discovery_trial, run_parameters, wait_forgotten
+from fixtures.families.topology import discovery_trial, run_parameters, wait_forgotten
 from fixtures.harness import TrialOutcome
 from reports import stats
 

@@ -9,8 +9,8 @@ controller.
 
 import pytest
 
+from fixtures.devices.ovn_central import ML2_NOTE, OvnCentralError, cpu_percent, provisioning_run, rally_row
 from fixtures.harness import TrialFailed, TrialOutcome
-from fixtures.ovn_central import ML2_NOTE, OvnCentralError, cpu_percent, provisioning_run, rally_row
 
 DEFINITION = (
     "Provisioning time = T1 − T0 per iteration. C clients (the concurrency), each with its own ovsdbapp "

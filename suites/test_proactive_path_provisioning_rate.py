@@ -2,8 +2,8 @@
 
 import pytest
 
+from fixtures.families.paths import finish_run, proactive_rate_trial, start_run
 from fixtures.harness import TrialOutcome
-from fixtures.paths import finish_run, proactive_rate_trial, start_run
 
 DEFINITION = (
     "PPR = Ndf / Td, from data-plane observation of path activation (as the RFC asks). The table-miss action is "

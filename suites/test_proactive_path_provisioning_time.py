@@ -2,8 +2,8 @@
 
 import pytest
 
+from fixtures.families.paths import finish_run, proactive_time_trial, start_run
 from fixtures.harness import TrialOutcome
-from fixtures.paths import finish_run, proactive_time_trial, start_run
 
 DEFINITION = (
     "PPT = Tdf1 − Tsf1 (the RFC body's definition). Tsf1: the first northbound request that installs the path, sent "

@@ -2,8 +2,8 @@
 
 import pytest
 
+from fixtures.families.paths import finish_run, reactive_rate_trial, start_run
 from fixtures.harness import TrialOutcome
-from fixtures.paths import finish_run, reactive_rate_trial, start_run
 
 DEFINITION = (
     "RPR = Ndf / Td. TP2 first announces the destinations D1..Dn (gratuitous ARPs) and the controller learns them; "

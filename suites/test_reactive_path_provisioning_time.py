@@ -2,8 +2,8 @@
 
 import pytest
 
+from fixtures.families.paths import finish_run, reactive_time_trial, start_run
 from fixtures.harness import TrialOutcome
-from fixtures.paths import finish_run, reactive_time_trial, start_run
 
 DEFINITION = (
     "RPT = Tdf1 − Tsf1 (the RFC body's control-plane definition). Tsf1: the first PACKET_IN carrying the test "

@@ -29,7 +29,7 @@ class GarbledController:
         self.malformed = malformed
 
     def __enter__(self):
-        from fixtures.controllers import free_port, spawn
+        from fixtures.devices.controllers import free_port, spawn
         self.port = free_port()
         self.proc = spawn([sys.executable, "-m", "emulator.nullctl", "--port", str(self.port), "--malformed",
                            self.malformed], self.log)
@@ -39,7 +39,7 @@ class GarbledController:
         return self
 
     def __exit__(self, *exc):
-        from fixtures.controllers import end_process
+        from fixtures.devices.controllers import end_process
         end_process(self.proc)
 
 

@@ -9,11 +9,11 @@ from twisted.internet.testing import StringTransport
 
 from emulator import codec, frames
 from emulator.codec import OFP10, OFP13
-from emulator.control import TrafficResult
+from emulator.commands import TrafficResult
 from emulator.nullctl import NullControllerFactory
 from emulator.params import AsyncParams
 from emulator.pool import split_switches
-from fixtures.async_msgs import agree, rate_search, trial_figures
+from fixtures.families.async_msgs import agree, rate_search, trial_figures
 
 
 def model(capacity, max_offered=50_000.0, loss_below=None, noise=(), swamped=1.0):

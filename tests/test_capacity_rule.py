@@ -2,7 +2,7 @@
 
 import pytest
 
-from fixtures.capacity import capacity_outcome
+from fixtures.families.capacity import capacity_outcome
 from fixtures.harness import TrialFailed
 
 

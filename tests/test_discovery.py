@@ -5,10 +5,10 @@ from array import array
 import pytest
 
 from emulator import topology as tp
-from emulator.control import FabricState
-from fixtures import discovery as d
+from emulator.commands import FabricState
+from fixtures.devices.northbound import View, deployed_view
+from fixtures.families import topology as d
 from fixtures.harness import TrialFailed
-from fixtures.northbound import View, deployed_view
 
 S = 1_000_000_000
 
@@ -231,7 +231,7 @@ def test_fabric_states_merge_first_and_last_instants_across_shards():
 
 
 def test_a_northbound_that_fails_at_a_size_counts_as_not_discovered():
-    from fixtures.northbound import NorthboundError
+    from fixtures.devices.northbound import NorthboundError
 
     class Failing:
         def topology(self):

@@ -10,8 +10,8 @@ from twisted.internet.testing import MemoryReactorClock
 
 from emulator import attack as atk
 from emulator import codec
-from fixtures import dos
-from fixtures import northbound as nb
+from fixtures.devices import northbound as nb
+from fixtures.families import dos
 from reports.rfc_report import render_dos_table
 
 

@@ -74,8 +74,8 @@ def cell(test, pct, values, unit="paths/s", status="passed", comparison=None, re
 
 
 def test_baselines_and_the_rfc_table():
-    from fixtures.cells import comparison
-    from fixtures.exception_handling import TABLE, ExceptionParams
+    from fixtures.families.exceptions import TABLE, ExceptionParams
+    from fixtures.families.tables import comparison
     baseline_for, path_programming_rate = TABLE.baseline_for, TABLE.path_programming_rate
     from reports.rfc_report import render_exception_table
     rate = "reactive_path_provisioning_rate"

@@ -3,8 +3,8 @@ from hand-made timelines (no sockets, no processes)."""
 
 from types import SimpleNamespace
 
-from fixtures.cluster import KILL_MODES, takeovers
-from fixtures.failover import FailoverParams, cell_id, convergence, split
+from fixtures.devices.clusters import KILL_MODES, takeovers
+from fixtures.families.failover import FailoverParams, cell_id, convergence, split
 
 A, B, C = "127.0.0.1:6653", "127.0.0.1:6654", "127.0.0.1:6655"
 
@@ -94,7 +94,7 @@ def test_the_role_apps_log_gives_each_takeover_with_its_lock_claim():
 def test_an_external_cluster_is_named_by_its_members_and_brought_down_by_the_users_templates():
     import pytest
 
-    from fixtures.cluster import parse_external, template_problem
+    from fixtures.devices.clusters import parse_external, template_problem
 
     assert parse_external("external:10.0.0.1:6653,ctl-b:6633") == (("10.0.0.1", 6653), ("ctl-b", 6633))
     for bad, why in (("external:a:1", "2 or more"), ("external:a:1,a:1", "listed twice"),

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from emulator import topology as tp
-from fixtures import faucet as fx
-from fixtures.controllers import ControllerError
+from fixtures.devices import faucet as fx
+from fixtures.devices.controllers import ControllerError
 
 
 def loaded(topo, mode=None):
@@ -248,7 +248,7 @@ def test_its_exporter_is_a_northbound_view_of_switches_stack_links_and_hosts(fau
     assert view.switches == {1, 2} and view.links == {((1, 1), (2, 1))}
     assert view.hosts == {("0a:65:00:00:00:01", 1, 2)}          # the one learned over the stack port is no host
     faucet.metrics = lambda timeout=2.0: (_ for _ in ()).throw(ControllerError("exporter down"))
-    from fixtures.northbound import NorthboundError
+    from fixtures.devices.northbound import NorthboundError
     with pytest.raises(NorthboundError, match="exporter down"):
         nb.topology()
 

@@ -8,7 +8,7 @@ import pytest
 from twisted.internet.testing import MemoryReactorClock
 
 from emulator import codec
-from emulator import control as c
+from emulator import commands as c
 from emulator import params as pm
 from emulator.shard import RESPONDERS, Shard
 

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from emulator.control import EmulatorError
+from emulator.commands import EmulatorError
 from fixtures.config import BmwgConfig, ReportDirError, claim_report_dir, default_report_dir
-from fixtures.controllers import ControllerError
+from fixtures.devices.controllers import ControllerError
 from fixtures.harness import BenchmarkRun, Interrupted, TrialFailed, TrialOutcome
 from reports import results as results_mod
 from reports.results import ResultStore
@@ -226,9 +226,9 @@ def test_the_configuration_names_every_problem_at_once(tmp_path):
 
 def test_the_ramp_options_reach_the_asynchronous_benchmarks():
     # Issue 12 §1.5: --ramp-group and --handshake-timeout never reached the async benchmarks.
-    from emulator import control as c
+    from emulator import commands as c
     from emulator.params import AsyncParams, RampParams
-    from fixtures.async_msgs import AsyncEmulator
+    from fixtures.families.async_msgs import AsyncEmulator
 
     class Handle:
         def __init__(self, index):
@@ -255,7 +255,7 @@ def test_the_ramp_options_reach_the_asynchronous_benchmarks():
 def test_a_stop_whose_signal_exception_was_swallowed_still_stops_the_run(tmp_path):
     # A handler's KeyboardInterrupt that lands in a finaliser is swallowed ("Exception ignored in ..."): a CI run
     # went on to its 50th trial after SIGHUP.  The loop looks at the recorded stop after every trial.
-    from emulator.control import StopRequest
+    from emulator.stopping import StopRequest
 
     def trial(i):
         if i == 2:
@@ -277,7 +277,7 @@ def test_an_external_controller_is_named_versioned_and_sampled_as_the_user_says(
     import os
 
     from fixtures.config import FAMILIES
-    from fixtures.controllers import ExternalController
+    from fixtures.devices.controllers import ExternalController
     parser = argparse.ArgumentParser()
     for family in FAMILIES:
         family.add_options(parser)

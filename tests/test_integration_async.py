@@ -9,10 +9,10 @@ from helpers import PROJECT_ROOT, GarbledController, pytest_run
 from results_check import check_results_files
 
 from emulator import codec
-from emulator.control import EmulatorError
+from emulator.commands import EmulatorError
 from emulator.params import AsyncParams, RampParams
-from fixtures.async_msgs import AsyncEmulator, PreflightFailed, TrialInvalid, trial_figures
-from fixtures.controllers import NullController, OsKenController, OvsTestController, RyuController
+from fixtures.devices.controllers import NullController, OsKenController, OvsTestController, RyuController
+from fixtures.families.async_msgs import AsyncEmulator, PreflightFailed, TrialInvalid, trial_figures
 from reports.results import load_results
 
 pytestmark = pytest.mark.integration
@@ -92,7 +92,7 @@ def test_unreachable_controller_is_a_named_emulator_error(emulator):
 def test_a_shard_answers_a_command_it_does_not_know_with_an_error(shard_pool):
     from dataclasses import dataclass
 
-    from emulator import control as c
+    from emulator import commands as c
 
     @c.wire
     @dataclass(frozen=True)

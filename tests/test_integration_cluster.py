@@ -6,10 +6,10 @@ import pytest
 
 from emulator import codec
 from emulator.params import RampParams
-from fixtures.cluster import RyuHaCluster
-from fixtures.discovery import TopologyEmulator
-from fixtures.failover import FailoverParams, failover_choice, failover_trial
-from fixtures.paths import PathParams
+from fixtures.devices.clusters import RyuHaCluster
+from fixtures.families.failover import FailoverParams, failover_choice, failover_trial
+from fixtures.families.paths import PathParams
+from fixtures.families.topology import TopologyEmulator
 
 pytestmark = pytest.mark.integration
 
@@ -68,8 +68,8 @@ def test_an_external_cluster_is_killed_and_restored_by_the_users_commands(tmp_pa
     import shutil
     import subprocess
 
-    from fixtures.cluster import ExternalCluster
-    from fixtures.controllers import free_port
+    from fixtures.devices.clusters import ExternalCluster
+    from fixtures.devices.controllers import free_port
 
     exe = shutil.which("ovs-testcontroller")
     if exe is None:

@@ -7,12 +7,12 @@ import time
 import pytest
 
 from emulator import codec
-from emulator import control as c
+from emulator import commands as c
 from emulator import testports as tpt
 from emulator import topology as tp
 from emulator.params import FabricParams, RampParams
-from fixtures.controllers import OsKenController, RyuController
-from fixtures.discovery import TopologyEmulator
+from fixtures.devices.controllers import OsKenController, RyuController
+from fixtures.families.topology import TopologyEmulator
 
 pytestmark = pytest.mark.integration
 
@@ -105,7 +105,7 @@ def ryu_paths(tmp_path, family):
 
 @FAMILY
 def test_the_path_app_provisions_loop_free_paths_on_a_leaf_spine(ryu_paths, shard_pool):
-    from fixtures.northbound import compare, deployed_view
+    from fixtures.devices.northbound import compare, deployed_view
     topo = tp.leaf_spine(2, 3)                       # cycles: a learning switch would loop here
     tp1, tp2 = topo.host_at(3, 3).at, topo.host_at(5, 3).at
     em = emulator(shard_pool, "table")
@@ -142,7 +142,7 @@ def ryu_proactive(tmp_path, family):
 def test_reactive_path_provisioning_trials_against_ryu(ryu_paths, shard_pool):
     """§5.1.4 and §5.1.6 trial functions, once each, on a leaf-spine: the path app's FLOW_MODs reach the
     three path switches after the test flow's PACKET_IN, and the pairs offered get their paths."""
-    from fixtures import paths
+    from fixtures.families import paths
     topo = tp.leaf_spine(2, 3)
     choice = paths.choose_path(topo)
     p = paths.PathParams(td=5.0, offered_rate=200.0, rate_td=2.0)
@@ -165,7 +165,7 @@ def test_proactive_path_provisioning_trials_against_ryu(ryu_proactive, shard_poo
     """§5.1.5 and §5.1.7 through Ryu's REST flow API (ofctl_rest): nothing reaches TP2 before the path is
     requested (table-miss drop); every path switch gets its FLOW_MOD after the first request; and §5.2.3's
     proactive count agrees with what was installed."""
-    from fixtures import paths
+    from fixtures.families import paths
     topo = tp.leaf_spine(2, 3)
     choice = paths.choose_path(topo)
     p = paths.PathParams(td=5.0, path_flows=60, probe_rate=600.0, rate_td=2.0, ftc_max=50, nb_workers=2)
@@ -192,7 +192,7 @@ def test_the_path_app_reroutes_a_failed_path_and_the_reprovisioning_trial_times_
     """§5.4.2 against the embedded Ryu: the path app installs no alternate ahead of time, re-provisions the pair's
     two directions around a failed link or spine, both receivers see a silence with frames lost in it, and the
     switch that carries the traffic afterwards got its entry only after the failure."""
-    from fixtures import paths, reprovisioning
+    from fixtures.families import paths, reprovisioning
     topo = tp.leaf_spine(2, 2)
     choice = paths.choose_path(topo)
     pp = paths.PathParams(td=5.0)

@@ -8,12 +8,12 @@ import time
 import pytest
 
 from emulator import codec
-from emulator import control as c
+from emulator import commands as c
 from emulator import testports as tpt
 from emulator import topology as tp
 from emulator.params import FabricParams, RampParams
-from fixtures.discovery import TopologyEmulator
-from fixtures.faucet import FaucetController, FaucetPair, faucet_missing
+from fixtures.devices.faucet import FaucetController, FaucetPair, faucet_missing
+from fixtures.families.topology import TopologyEmulator
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(faucet_missing() is not None, reason=f"{faucet_missing()}")]
@@ -173,8 +173,8 @@ def test_the_embedded_faucet_serves_a_deployed_leaf_spine_and_reports_it_through
     """``--controller faucet``: started by its first topology (bring_up tells it the topology first), it closes the
     spines' sessions once to resynchronise their ports after electing its stack root; the switches come back, and
     its exporter's view (switches running, stack ports up as links) matches the deployed network."""
-    from fixtures.northbound import compare, deployed_view
-    from fixtures.paths import PathParams, bring_up
+    from fixtures.devices.northbound import compare, deployed_view
+    from fixtures.families.paths import PathParams, bring_up
 
     topo = tp.leaf_spine(2, 2)
     ctl = FaucetController(tmp_path, on_demand=True, ready_timeout=60, root_update_s=ROOT_UPDATE_S,

@@ -12,9 +12,9 @@ from sshd import local_sshd
 from emulator import codec
 from emulator.params import AsyncParams, CapacityParams, RampParams
 from emulator.pool import ShardPool
-from fixtures.async_msgs import AsyncEmulator, trial_figures
-from fixtures.capacity import CapacityEmulator
-from fixtures.controllers import NullController
+from fixtures.devices.controllers import NullController
+from fixtures.families.async_msgs import AsyncEmulator, trial_figures
+from fixtures.families.capacity import CapacityEmulator
 from reports.results import load_results
 
 pytestmark = pytest.mark.integration

@@ -11,12 +11,12 @@ from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 
 from emulator import codec
-from emulator import control as c
+from emulator import commands as c
 from emulator import malformed as mf
 from emulator.codec import OFP10, OFP13
 from emulator.params import ScreenParams
 from emulator.screen import KindScreen
-from fixtures.screen import KnownFindingsError, load_known, score, summarise
+from fixtures.families.screen import KnownFindingsError, load_known, score, summarise
 from reports.junit import render_junit
 from reports.rfc_report import render_markdown
 
@@ -488,7 +488,7 @@ def test_progress_lines_name_known_findings():
         def call_one(self, index, cmd, timeout):
             return {"kind": cmd.kind, **obs(kind=cmd.kind, sentinel_max_wait_ms=5000.0)}   # every kind hangs
 
-    from fixtures.screen import Screen
+    from fixtures.families.screen import Screen
     lines = []
     s = Screen(lambda: Pool(), ScreenParams(kinds="C01,C02"), OFP13, Ctl(), progress=lines.append,
                known={"C01": "a note"})

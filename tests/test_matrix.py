@@ -102,7 +102,7 @@ def test_the_run_record_expands_an_argument_file_and_keeps_other_arguments(tmp_p
 
 
 def test_ovs_testcontroller_says_its_sixteen_switch_limit_where_it_shapes_the_figure(tmp_path):
-    from fixtures.controllers import OvsTestController, RyuController
+    from fixtures.devices.controllers import OvsTestController, RyuController
     ovs = OvsTestController(tmp_path)
     assert "at most 16 switches" in ovs.benchmark_notes("test_control_session_capacity")[0]
     assert ovs.benchmark_notes("test_network_topology_discovery_time") == []

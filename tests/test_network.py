@@ -9,8 +9,9 @@ from twisted.internet.testing import MemoryReactorClock, StringTransport
 from twisted.python.failure import Failure
 
 from emulator import codec
+from emulator.capacity import CapacityRun
 from emulator.codec import OFP13
-from emulator.control import (
+from emulator.commands import (
     FAIL_EARLIER_DROPPED,
     FAIL_ECHO_TIMEOUT,
     FAIL_LOCAL,
@@ -23,7 +24,6 @@ from emulator.control import (
     Progress,
     RampEnded,
 )
-from emulator.network import CapacityRun
 from emulator.params import CapacityParams, RampParams
 from emulator.ramp import Ramp, RampOwner, classify_connect_failure, source_address
 

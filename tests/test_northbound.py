@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from emulator import topology as tp
-from fixtures import northbound as nb
+from fixtures.devices import northbound as nb
 
 DATA = Path(__file__).parent / "data" / "northbound"
 LINEAR3 = nb.deployed_view(tp.linear(3))

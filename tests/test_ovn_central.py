@@ -2,7 +2,7 @@
 
 import pytest
 
-from fixtures.ovn_central import (
+from fixtures.devices.ovn_central import (
     ML2_NOTE,
     OvnNbParams,
     concurrency_list,
@@ -77,7 +77,7 @@ def test_the_suite_provisions_on_a_real_ovn_central_and_leaves_no_process(tmp_pa
     from helpers import pytest_run
     from results_check import check_results_files
 
-    from fixtures.ovn_central import OvnCentral
+    from fixtures.devices.ovn_central import OvnCentral
     why = OvnCentral(OvnNbParams(), tmp_path).missing()
     if why:
         pytest.skip(why)

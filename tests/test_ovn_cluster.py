@@ -7,8 +7,7 @@ import os
 
 import pytest
 
-from fixtures.harness import BenchmarkRun
-from fixtures.ovn_cluster import (
+from fixtures.devices.ovn_cluster import (
     DEFAULT_SLACK_MS,
     ClusterParams,
     JsonStream,
@@ -30,6 +29,7 @@ from fixtures.ovn_cluster import (
     window_ms,
     write_gap,
 )
+from fixtures.harness import BenchmarkRun
 from fixtures.profiles import ProfileError, load_profile
 from reports.junit import render_junit
 from reports.results import ResultStore
@@ -400,7 +400,7 @@ def test_a_threshold_bound_is_min_or_max(tmp_path):
 @pytest.mark.integration
 def test_a_real_cluster_elects_a_new_leader_after_its_leader_is_killed(tmp_path):
     psutil = pytest.importorskip("psutil")
-    from fixtures.ovn_cluster import reelection_trial
+    from fixtures.devices.ovn_cluster import reelection_trial
     params = ClusterParams()
     cluster = OvnCluster(params, tmp_path / "logs")
     if cluster.missing():
@@ -434,7 +434,7 @@ def test_a_real_cluster_elects_a_new_leader_after_its_leader_is_killed(tmp_path)
 def test_each_member_binds_the_probed_remote_in_its_own_rundir(tmp_path):
     """The Connection row's relative punix: target lands in each member's OVS_RUNDIR: one socket per member, the
     clients' inactivity probe set by the row (ryu-ha's keep-alive)."""
-    from fixtures.ovn_cluster import NB_DB, PROBED_SOCKET, Member
+    from fixtures.devices.ovn_cluster import NB_DB, PROBED_SOCKET, Member
     m = Member(2, tmp_path, tmp_path / "logs", 7001, 7002)
     cmd = m.command()
     assert f"--remote=db:{NB_DB},NB_Global,connections" in cmd and "--remote=ptcp:7001:127.0.0.1" in cmd

@@ -12,11 +12,11 @@ from emulator import codec
 from emulator import flowcodec as fc
 from emulator import testports as tpt
 from emulator import topology as tp
-from emulator.control import Trace
+from emulator.commands import Trace
 from emulator.fabric import Fabric, trace_record
-from fixtures import paths
-from fixtures.flow_nb import OdlFlows, OnosFlows, RyuFlows, learned, make_flows
-from fixtures.paths import PathParams, choose_path, host_path, provisioning, serves
+from fixtures.devices.flow_nb import OdlFlows, OnosFlows, RyuFlows, learned, make_flows
+from fixtures.families import paths
+from fixtures.families.paths import PathParams, choose_path, host_path, provisioning, serves
 
 DATA = Path(__file__).parent / "data" / "flows"
 
@@ -162,8 +162,8 @@ def test_learned_entries_name_a_unicast_address():
 
 
 def test_flow_adapter_errors_name_the_adapter_and_the_call():
-    from fixtures.controllers import free_port
-    from fixtures.northbound import NorthboundError
+    from fixtures.devices.controllers import free_port
+    from fixtures.devices.northbound import NorthboundError
     nb = make_flows("ryu", f"http://127.0.0.1:{free_port()}")
     with pytest.raises(NorthboundError, match=r"ryu flow northbound at http://127.0.0.1:\d+: GET /stats/flow/1 failed"):
         nb.count_flows([1])

@@ -8,9 +8,8 @@ import pytest
 from emulator import flowcodec as fc
 from emulator import testports as tpt
 from emulator import topology as tp
-from fixtures.harness import TrialFailed
-from fixtures.paths import choose_path
-from fixtures.reprovisioning import (
+from fixtures.families.paths import choose_path
+from fixtures.families.reprovisioning import (
     ReprovisioningParams,
     assess,
     direction,
@@ -19,6 +18,7 @@ from fixtures.reprovisioning import (
     reverse,
     serving_switches,
 )
+from fixtures.harness import TrialFailed
 
 FLOW = tpt.synthetic_flows(1)[0]
 MS = 1_000_000

@@ -19,7 +19,7 @@ from twisted.internet.testing import MemoryReactorClock, StringTransport
 from twisted.python.failure import Failure
 
 from emulator import codec
-from emulator import control as c
+from emulator import commands as c
 from emulator import flowcodec as fc
 from emulator import params as pm
 from emulator import roles as rl

@@ -4,7 +4,7 @@ import signal
 
 import pytest
 
-from emulator.control import StopRequest
+from emulator.stopping import StopRequest
 from fixtures import plugin
 from fixtures.harness import Interrupted
 

@@ -268,7 +268,7 @@ def test_a_malformed_answer_closes_that_session_and_the_trial_says_so():
 
 
 def test_announcements_are_repeated_until_each_switch_is_answered():
-    from emulator.control import AnnounceDestinations, ConnectSwitches
+    from emulator.commands import AnnounceDestinations, ConnectSwitches
     from emulator.params import AsyncParams, RampParams
     from emulator.traffic import SwitchSet
 

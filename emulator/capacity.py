@@ -2,9 +2,9 @@
 
 Open sessions through the ramp (one group at a time, each settled before the next), stop when
 the controller starts dropping them or the cap is reached, hold, probe every session with an
-ECHO, and count the ones still alive.  Progress goes out as :class:`~emulator.control.Progress`
-and :class:`~emulator.control.RampEnded` events; the answer is a
-:class:`~emulator.control.SessionsResult`.  It knows nothing of the harness and takes its
+ECHO, and count the ones still alive.  Progress goes out as :class:`~emulator.commands.Progress`
+and :class:`~emulator.commands.RampEnded` events; the answer is a
+:class:`~emulator.commands.SessionsResult`.  It knows nothing of the harness and takes its
 reactor as a parameter.
 """
 
@@ -17,7 +17,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from .control import (
+from .commands import (
     CLOSE_LOCAL,
     FAIL_EARLIER_DROPPED,
     FAIL_ECHO_TIMEOUT,
