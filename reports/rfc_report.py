@@ -5,7 +5,8 @@ profile, controller apps and limits, CPU placement), the §4.8 global template
 (test configuration, controller settings, emulator capabilities), then per
 benchmark its outcome, definition, measurement point, parameters, the
 per-trial table ending in the RFC's average and variance rows, labelled
-non-RFC extras, the verdict and the controller's resource use.  A value that
+non-RFC extras, the verdict and the controller's resource use; then the RFC's
+series and the tables the entries declare (:mod:`reports.tables`).  A value that
 is a lower bound (a cap was reached) is shown as ``≥ value``.
 """
 
@@ -17,6 +18,7 @@ from typing import Optional
 from .outcome import RULE, judge, run_line
 from .results import is_extra, lower_bound_note, lower_bound_trials
 from .summary import section_label
+from .tables import render_tables
 
 EXTRA_KEYS = ("median", "stdev", "min", "max", "ci95_low", "ci95_high", "ci95_method")
 SCHEMA_1_CI = "Student t interval (schema 1 file)"
@@ -105,10 +107,7 @@ def render_markdown(data: dict, pictures: Optional[dict] = None) -> str:
         key = f"{bench['benchmark']}[{bench['variant']}]" if bench.get("variant") else bench["benchmark"]
         lines += render_benchmark(bench, data.get("schema_version"), (pictures.get("entries") or {}).get(key, ()))
     lines += render_series(data.get("benchmarks", []), pictures.get("series") or {})
-    lines += render_exception_table(data.get("benchmarks", []))
-    lines += render_dos_table(data.get("benchmarks", []))
-    lines += render_reelection_table(data.get("benchmarks", []))
-    lines += render_ovn_table(data.get("benchmarks", []))
+    lines += render_tables(data.get("benchmarks", []))
     return "\n".join(lines)
 
 
@@ -239,171 +238,6 @@ def render_series(benchmarks: list, pictures: Optional[dict] = None) -> list:
                         header=(f"X = {xname}", f"Average ({unit})", "Variance", "n"))
         lines += _pictures((pictures or {}).get((name, xname), ()))
     return lines
-
-
-def render_exception_table(benchmarks: list) -> list:
-    """RFC 8456 §5.3.1's table: one row per test, one column per share of invalid messages; each cell with its
-    deviation from the baseline and the p-value of the two-sample test."""
-    cells = [b for b in benchmarks if b.get("benchmark") == "test_exception_handling"]
-    if not cells:
-        return []
-    rows: dict = {}
-    percents: set = set()
-    kinds: set = set()
-    for b in cells:
-        par = b.get("parameters") or {}
-        pct = par.get("exceptions_percent")
-        percents.add(pct)
-        rows.setdefault(par.get("test", "?"), {})[pct] = b
-        if par.get("exception_kind"):
-            kinds.add(f"{par['exception_kind']} ({par.get('exception_kind_title', '')})")
-    order = sorted(p for p in percents if p is not None)
-    lines = ["## Exception Handling — RFC 8456 §5.3.1 (the RFC's table)", "",
-             "Each cell: the test's average over its trials; at 1 % and 2 %, its deviation from the cell without "
-             "exceptions (or --baseline) and the p-value of the two-sample test.  Invalid message kind: "
-             + ", ".join(sorted(kinds)) + ".", ""]
-    table = []
-    for test, by_pct in rows.items():
-        row = [test.replace("_", " ")]
-        for pct in order:
-            b = by_pct.get(pct)
-            if b is None:
-                row.append("—")
-                continue
-            status, reason = judge(b)
-            s = b.get("summary") or {}
-            if status == "skipped" or not s.get("n"):
-                row.append(f"{status}: {reason}")
-                continue
-            text = f"{_v(s['mean'], 4)} {b.get('unit', '')} (n = {s['n']})"
-            cmp_ = b.get("against_without_exceptions")
-            if cmp_ and cmp_.get("deviation_percent") is not None:
-                text += f"; Δ {cmp_['deviation_percent']:+.1f} %, p = {_v(cmp_.get('p_value'), 3)} ({cmp_.get('test')})"
-            if status != "passed":
-                text += f" [{status}]"
-            row.append(text)
-        table.append(tuple(row))
-    header = ("Test",) + tuple("Without Exceptions" if p == 0 else f"With {p}% Exceptions" for p in order)
-    return lines + _table(table, header=header)
-
-
-def _dos_cell(b: Optional[dict], sham: Optional[dict] = None) -> str:
-    """One cell of §5.3.2's table; an attack cell takes its comparison with the sham from the sham cell (which
-    runs after it)."""
-    if b is None:
-        return "—"
-    status, reason = judge(b)
-    s = b.get("summary") or {}
-    if status == "skipped" or not s.get("n"):
-        return f"{status}: {reason}"
-    bound = "≥ " if lower_bound_trials(b) else ""
-    text = f"{bound}{_v(s['mean'], 4)} {b.get('unit', '')} (n = {s['n']})"
-    vs_sham = (sham or {}).get("attack_against_sham") or b.get("against_sham")
-    for c, label in ((b.get("against_without_attacks") or {}, "vs none"), (vs_sham or {}, "vs sham")):
-        if c.get("deviation_percent") is not None:
-            text += f"; {label}: Δ {c['deviation_percent']:+.1f} %, p = {_v(c.get('p_value'), 3)}"
-    reached = b.get("attack_reached")
-    if reached:
-        share = reached["min_share"] * 100
-        who = "sham" if (b.get("parameters") or {}).get("condition") == "sham" else "attack"
-        text += f"; {who} reached {reached['mean_rate']:.0f} {reached['unit']} (min {share:.0f} % of its target)"
-    if any(n.startswith("no verdict: the attack") for n in b.get("notes", [])):
-        text += " [no verdict: attack below 80 % of its rate]"
-    if status != "passed":
-        text += f" [{status}]"
-    return text
-
-
-def render_dos_table(benchmarks: list) -> list:
-    """RFC 8456 §5.3.2's table: one row per test; "Without any attacks", then per attack its sham and "With
-    attacks"; each cell with its deviation from the cell without attacks (and an attack cell from its sham) and the
-    p-values; then the nature of each attack and the interface it attacked."""
-    cells = [b for b in benchmarks if b.get("benchmark") == "test_denial_of_service_handling"]
-    if not cells:
-        return []
-    rows: dict = {}
-    attacks: dict = {}
-    management = ""
-    for b in cells:
-        par = b.get("parameters") or {}
-        rows.setdefault(par.get("test", "?"), {})[(par.get("condition"), par.get("attack"))] = b
-        if par.get("attack"):
-            attacks.setdefault(par["attack"], par)
-        management = management or par.get("management_interface", "")
-    columns = [("none", None)] + [(c, a) for a in attacks for c in ("sham", "attack")]
-    lines = ["## Denial-of-Service Handling — RFC 8456 §5.3.2 (the RFC's table)", "",
-             "Each cell: the test's average over its trials, its deviation from the cell without any attacks (vs "
-             "none) and, for an attack, from its sham (vs sham: the controller's own degradation, the attacker's CPU "
-             "cost taken out), with the two-sample test's p-value; the attack rate reached.", ""]
-    table = [tuple([test.replace("_", " ")] + [_dos_cell(by.get(col), by.get(("sham", col[1])) if col[0] == "attack"
-                                                         else None) for col in columns])
-             for test, by in rows.items()]
-    header = ("Test",) + tuple("Without any attacks" if c == "none" else
-                               (f"Sham ({a})" if c == "sham" else f"With attacks ({a})") for c, a in columns)
-    lines += _table(table, header=header)
-    if attacks:
-        lines += _table([(a, par.get("attack_interface", "?"), par.get("attack_nature", "?"),
-                          f"{_v(par.get('attack_target_rate'), 6)} {par.get('attack_rate_unit', '')}",
-                          par.get("sham", "?")) for a, par in attacks.items()],
-                        header=("Attack", "Interface attacked", "Nature of the attack", "Target rate", "Sham"))
-    if management:
-        lines += [management, ""]
-    return lines
-
-
-def _min_median_max(s: Optional[dict]) -> str:
-    if not s or not s.get("n"):
-        return "—"
-    return f"{_v(s.get('min'), 5)} / {_v(s.get('median'), 5)} / {_v(s.get('max'), 5)}"
-
-
-def render_ovn_table(benchmarks: list) -> list:
-    """The ★ OVN provisioning extra (not RFC 8456) as the study's Rally table: one row per concurrency, the
-    iterations of every run pooled, plus p99 and the CPU the clients and the central used."""
-    cells = [b for b in benchmarks if b.get("benchmark") == "test_ovn_northbound_provisioning"
-             and b.get("ovn_provisioning")]
-    if not cells:
-        return []
-    rows = []
-    for b in sorted(cells, key=lambda b: b["ovn_provisioning"].get("concurrency") or 0):
-        ctx = b["ovn_provisioning"]
-        r = ctx.get("rally") or {}
-        rows.append((ctx.get("concurrency"), *(_v(r.get(k), 4) for k in ("min", "median", "p90", "p95", "p99", "max",
-                                                                          "avg")),
-                     _v(r.get("success_pct"), 4), r.get("count"), _v(ctx.get("client_cpu_pct"), 3),
-                     _v(ctx.get("central_cpu_pct"), 3)))
-    return (["## OVN Northbound Provisioning — ★ extra, not an RFC 8456 benchmark", "",
-             "Rally's columns, in ms, over every iteration of every run at that concurrency (one logical switch "
-             "and its ports, until ovn-northd has processed them); CPU in % of one core over the runs, the "
-             "clients' (this process) and the central's (ovsdb-server NB and SB, ovn-northd).", ""]
-            + _table(rows, header=("Concurrency", "Min", "Median", "90 %", "95 %", "99 %", "Max", "Avg",
-                                   "Success (%)", "Count", "Client CPU (%)", "Central CPU (%)")))
-
-
-def render_reelection_table(benchmarks: list) -> list:
-    """The ★ cluster extra (not RFC 8456): one row per election timer, the re-election figures against the window
-    [0, 2T + slack] and the client-visible write gap."""
-    cells = [b for b in benchmarks if b.get("benchmark") == "test_cluster_leader_reelection"]
-    if not cells:
-        return []
-    rows = []
-    for b in sorted(cells, key=lambda b: (b.get("reelection") or {}).get("election_timer_ms") or 0):
-        ctx = b.get("reelection") or {}
-        status, reason = judge(b)
-        trials = [t for t in b.get("trials", []) if t.get("ok")]
-        outside = sum(1 for t in trials if not (t.get("details") or {}).get("within_window", True))
-        rows.append((ctx.get("election_timer_ms", b.get("variant")), ctx.get("window_ms"),
-                     f"{(b.get('summary') or {}).get('n', 0)} of {len(b.get('trials', []))}",
-                     _min_median_max(b.get("summary")), outside, _min_median_max(ctx.get("write_gap_ms")),
-                     status.upper() + (f" — {reason}" if reason and status != "passed" else "")))
-    return (["## Cluster Leader Re-election — ★ extra, not an RFC 8456 benchmark", "",
-             "OVN northbound RAFT cluster on 127.0.0.1; the leader is killed (SIGKILL) in each trial.  Re-election: "
-             "from the kill to the new leader's 'elected leader' log line.  Write gap (extra): the longest silence "
-             "between the writer's successful commits, from the last one before the kill to the first one after the "
-             "election.", ""]
-            + _table(rows, header=("Election timer T (ms)", "Window 2T + slack (ms)", "Successful trials",
-                                   "Re-election min / median / max (ms)", "Outside the window",
-                                   "Write gap min / median / max (ms, extra)", "Outcome")))
 
 
 def render_benchmark(bench: dict, schema_version=None, pictures=()) -> list:

@@ -2,8 +2,8 @@
 
 import pytest
 
+from fixtures.families import async_msgs as am
 from fixtures.families.async_msgs import LOSS_FREE_RULE, SEARCH_METHOD
-from fixtures.families.async_suite import ceiling_or_note, parameters, preflight_or_skip, rate_repetition
 
 DEFINITION = (
     "APRn = Nrxn / Td, the PACKET_INs answered (first PACKET_OUT or FLOW_MOD matched to each) and received within "
@@ -21,33 +21,22 @@ LOSS_FREE = {"title": "Loss-Free Asynchronous Message Processing Rate", "symbol"
 
 @pytest.mark.rfc8456(section="5.1.3", category="performance", title="Maximum Asynchronous Message Processing Rate",
                      symbol="Maximum APR", unit="responses/s", higher_is_better=True, definition=DEFINITION,
-                     measurement_point=MEASUREMENT_POINT,
+                     measurement_point=MEASUREMENT_POINT, needs=am.NEEDS,
                      derived={"test_async_message_processing_rate_loss_free": LOSS_FREE})
 def test_async_message_processing_rate(benchmark_run, async_emulator, emulator_ceiling, controller, async_switches):
     em = async_emulator(async_switches)
     p = em.p
     run = benchmark_run.parameters(
-        **parameters(em, controller), Td_s=p.duration, STEP=f"{p.rate_step:g} × APR at max offered",
+        **am.parameters(em, controller), Td_s=p.duration, STEP=f"{p.rate_step:g} × APR at max offered",
         resolution=f"{p.rate_resolution:g} × rate", P_percent=p.tolerance * 100, max_trials_per_level=p.max_confirm,
         between_trials=f"until the controller has been silent for {p.rest:g} s (at most 120 s)")
     run.series("number of switches", async_switches)
     run.columns([("max_offered_rate", "Max offered rate (Ntx1/Td)"), ("loss_free_apr", "Loss-Free APR"),
                  ("resolution_rate", "Loss-free resolution (/s)"), ("maximum_confirmed", "Confirmed ±P")])
-    run.context("preflight", preflight_or_skip(run, em, controller))
-    ceiling = ceiling_or_note(run, emulator_ceiling, async_switches, "rate")
-    entry = run.trials(lambda index: rate_repetition(em, controller, ceiling))
-    bound = [t["index"] for t in entry["trials"] if t.get("ok") and t["details"]["generator_bound"]]
-    if bound:
-        run.note(f"GENERATOR-BOUND in repetition(s) {bound}: the maximum rate is within 80% of the emulator's own "
-                 f"response-processing ceiling ({ceiling['response_rate']:.0f}/s); add --emulator-shards or "
-                 "hosts before reading it as the controller's")
-    loss_free = run.derived(benchmark="test_async_message_processing_rate_loss_free", **LOSS_FREE,
-                            pick=lambda t: (t["details"]["loss_free_apr"], t["details"]["loss_free_reason"]))
-
-    def plausible(e):
-        for t in e["trials"]:
-            if t.get("ok") and t["details"]["loss_free_apr"] is not None:
-                assert t["details"]["loss_free_apr"] <= t["value"], "the loss-free rate exceeds the maximum"
-
-    run.finish(plausible)
+    run.context("preflight", am.preflight_or_skip(run, em, controller))
+    ceiling = am.ceiling_or_note(run, emulator_ceiling, async_switches, "rate")
+    entry = run.trials(lambda index: am.rate_repetition(em, controller, ceiling))
+    run.note(am.generator_bound_note(entry, ceiling))
+    loss_free = run.derived("test_async_message_processing_rate_loss_free", am.loss_free_of)
+    run.finish(am.loss_free_within_maximum)
     loss_free.finish()

@@ -2,9 +2,7 @@
 
 import pytest
 
-from fixtures.families.async_msgs import trial_figures
-from fixtures.families.async_suite import ceiling_or_note, connected, parameters, preflight_or_skip
-from fixtures.harness import TrialFailed, TrialOutcome
+from fixtures.families import async_msgs as am
 
 DEFINITION = (
     "APTn = (ΣRi − ΣTi) / Nrx over the successful PACKET_IN → PACKET_OUT/FLOW_MOD exchanges of a trial of "
@@ -21,32 +19,16 @@ MEASUREMENT_POINT = (
 
 @pytest.mark.rfc8456(section="5.1.2", category="performance", title="Asynchronous Message Processing Time",
                      symbol="APTn", unit="ms", higher_is_better=False, definition=DEFINITION,
-                     measurement_point=MEASUREMENT_POINT)
+                     measurement_point=MEASUREMENT_POINT, needs=am.NEEDS)
 def test_async_message_processing_time(benchmark_run, async_emulator, emulator_ceiling, controller,
                                        async_switches):
     em = async_emulator(async_switches)
-    run = benchmark_run.parameters(**parameters(em, controller)).series("number of switches", async_switches)
+    run = benchmark_run.parameters(**am.parameters(em, controller)).series("number of switches", async_switches)
     run.columns([("nrx", "Nrx"), ("ntx", "Ntx"), ("unsuccessful_percent", "Unsuccessful %"),
                  ("latency_median_ms", "Median (ms, extra)"), ("latency_p95_ms", "p95 (ms, extra)"),
                  ("latency_p99_ms", "p99 (ms, extra)")])
-    run.context("preflight", preflight_or_skip(run, em, controller))
-    floor = ceiling_or_note(run, emulator_ceiling, async_switches, "time")
-
-    def trial(index):
-        with connected(em, controller):
-            f = trial_figures(em.run(em.p.mode, em.p.duration))
-        if f["nrx"] == 0:
-            raise TrialFailed(f"no PACKET_IN was answered within {em.p.response_timeout:g} s "
-                              f"({f['ntx']} sent, {f['late']} late answers)")
-        note = ""
-        if f["unsuccessful_percent"]:
-            note = f"{f['unsuccessful_percent']:.3g}% unsuccessful ({f['ntx'] - f['nrx']} of {f['ntx']})"
-        return TrialOutcome(value=f["apt_ms"], details=f, note=note)
-
-    entry = run.trials(trial)
-    if floor and floor.get("apt_ms") and entry["summary"]["n"]:
-        ratio = entry["summary"]["mean"] / floor["apt_ms"]
-        run.note(f"the emulator's own exchange time against the null controller in this run is "
-                 f"{floor['apt_ms']:.4g} ms (median {floor['latency_median_ms']:.4g} ms): the controller's mean is "
-                 f"{ratio:.3g}× that floor")
+    run.context("preflight", am.preflight_or_skip(run, em, controller))
+    floor = am.ceiling_or_note(run, emulator_ceiling, async_switches, "time")
+    entry = run.trials(lambda index: am.time_trial(em, controller))
+    run.note(am.floor_note(entry, floor))
     run.finish(lambda e: all(t["details"]["nrx"] <= t["details"]["ntx"] for t in e["trials"] if t.get("ok")))

@@ -2,8 +2,7 @@
 
 import pytest
 
-from emulator import codec
-from fixtures.families.capacity import capacity_outcome
+from fixtures.families import capacity
 
 DEFINITION = (
     "CCn, the largest number of control sessions the controller holds at once. Emulated switches open "
@@ -20,24 +19,9 @@ MEASUREMENT_POINT = (
 
 @pytest.mark.rfc8456(section="5.2.1", category="scalability", title="Control Sessions Capacity", symbol="CCn",
                      unit="sessions", higher_is_better=True, definition=DEFINITION,
-                     measurement_point=MEASUREMENT_POINT)
+                     measurement_point=MEASUREMENT_POINT, needs=capacity.NEEDS)
 def test_control_session_capacity(benchmark_run, capacity_emulator, controller, bmwg):
-    cap = bmwg.capacity.max_sessions
-    run = benchmark_run.parameters(**bmwg.capacity.report(), **bmwg.ramp.report(),
-                                   openflow=codec.VERSION_NAMES[controller.openflow],
-                                   number_of_nodes="one emulated switch per session", number_of_links=0)
-
-    def trial(index):
-        r = capacity_emulator.trial(controller.address)
-        for note in capacity_emulator.notes:
-            run.note(note)
-        if r["kept"] < r["established"]:
-            controller.wait_exit(10.0)  # a controller failing at its limit can take seconds to die
-        return capacity_outcome(r, cap, controller.exit_reason(), controller.exited_by_itself())
-
-    entry = run.trials(trial)
-    capped = [t for t in entry["trials"] if t.get("ok") and t["details"]["capped"]]
-    if capped:
-        run.note(f"{len(capped)} trial(s) reached the cap of {cap} sessions: there the capacity is at least the "
-                 "cap (raise --max-sessions to find the controller's limit)")
+    run = benchmark_run.parameters(**capacity.parameters(bmwg, controller))
+    entry = run.trials(lambda index: capacity.capacity_trial(run, capacity_emulator, controller, index))
+    run.note(capacity.cap_note(entry, bmwg.capacity.max_sessions))
     run.finish(lambda e: all(t["value"] <= t["details"]["attempted"] for t in e["trials"] if t.get("ok")))

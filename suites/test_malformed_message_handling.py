@@ -9,8 +9,7 @@ import pytest
 
 from emulator import codec
 from emulator import malformed as mf
-from fixtures.families.screen import Screen, score, summarise
-from fixtures.harness import TrialFailed, TrialOutcome
+from fixtures.families import screen as rs
 
 DEFINITION = (
     "RS, the robustness score: the percentage of malformed or abnormal switch-to-controller message kinds whose "
@@ -28,11 +27,11 @@ MEASUREMENT_POINT = (
 
 @pytest.mark.rfc8456(section="5.3.1", extension=True, category="security", title="Malformed Message Handling",
                      symbol="RS", unit="%", higher_is_better=True, definition=DEFINITION,
-                     measurement_point=MEASUREMENT_POINT, repetitions="screen.runs")
+                     measurement_point=MEASUREMENT_POINT, repetitions="screen.runs", needs=rs.NEEDS)
 def test_malformed_message_handling(benchmark_run, emulator_pool, controller, bmwg):
     p = bmwg.screen
-    screen = Screen(emulator_pool, p, bmwg.openflow, controller, progress=benchmark_run.progress,
-                    known=bmwg.known_findings)
+    screen = rs.Screen(emulator_pool, p, bmwg.openflow, controller, progress=benchmark_run.progress,
+                       known=bmwg.known_findings)
     if not screen.kinds:
         benchmark_run.skip(f"--malformed-kinds {p.kinds!r} names no kind for OpenFlow "
                            f"{codec.VERSION_NAMES[bmwg.openflow]}")
@@ -41,40 +40,5 @@ def test_malformed_message_handling(benchmark_run, emulator_pool, controller, bm
         kinds_screened=len(screen.kinds), catalogue_size=len(mf.CATALOGUE),
         known_findings_listed=sorted(bmwg.known_findings))
     run.columns([("screened", "Kinds screened"), ("passed", "Passed"), ("conformant", "Conformant")])
-    done: list = []      # the passes finished
-    current: list = []   # the kinds of the pass under way
-
-    def publish() -> dict:
-        """The screen's rows and scores so far, rewritten into results.json after every kind."""
-        return run.context("screen", summarise(done + ([current] if current else []), bmwg.known_findings,
-                                               bmwg.openflow)).result["screen"]
-
-    def trial(index):
-        records = screen.run_pass(index, on_kind=lambda rec: (current.append(rec), publish()))
-        done.append(list(current))
-        current.clear()
-        value = score(records)
-        if value is None:
-            raise TrialFailed("no kind could be sent: " + "; ".join(dict.fromkeys(r["detail"] for r in records))[:300])
-        screened = [r for r in records if r["outcome"] != mf.NOT_SCREENED]
-        return TrialOutcome(value=value, controller_exit_counted=True, details={
-            "screened": len(screened), "passed": sum(1 for r in screened if r["pass"]),
-            "conformant": sum(1 for r in screened if r["outcome"] == mf.CONFORMANT), "kinds": records})
-
-    try:
-        run.trials(trial)
-    finally:
-        result = publish()   # a pass cut short by a stop counts with what it saw
-        if result["strict_score"] is not None:
-            run.note(f"strict score (CONFORMANT): {result['strict_score']:g} % of {result['screened']} kinds")
-        if result["known_failed_kinds"]:
-            run.note("known findings (listed with --known-findings, they do not fail the run): "
-                     + ", ".join(f"{k} {next(r['outcome'] for r in result['kinds'] if r['kind'] == k)}"
-                                 for k in result["known_failed_kinds"]))
-        if result["known_now_passing"]:
-            run.note("listed as known findings but passing now: " + ", ".join(result["known_now_passing"]))
-    if result["failed_kinds"]:
-        rows = {r["kind"]: r for r in result["kinds"]}
-        run.fail(f"{len(result['failed_kinds'])} kind(s) failed: " + "; ".join(
-            f"{k} {rows[k]['outcome']}" for k in result["failed_kinds"]))
+    rs.screen_trials(run, screen, bmwg.known_findings, bmwg.openflow)
     run.finish()

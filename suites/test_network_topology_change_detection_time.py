@@ -2,8 +2,7 @@
 
 import pytest
 
-from fixtures.families.topology import change_trial, run_parameters, wait_forgotten
-from fixtures.harness import TrialOutcome
+from fixtures.families import topology
 
 DEFINITION = (
     "TDT = Tcd − Tcn. After the controller has discovered the deployed topology, a link goes down (A.4.8: both "
@@ -22,29 +21,18 @@ MEASUREMENT_POINT = (
 
 @pytest.mark.rfc8456(section="5.1.8", category="performance", title="Network Topology Change Detection Time",
                      symbol="TDT", unit="ms", higher_is_better=False, definition=DEFINITION,
-                     measurement_point=MEASUREMENT_POINT)
+                     measurement_point=MEASUREMENT_POINT, needs=topology.NEEDS)
 def test_network_topology_change_detection_time(benchmark_run, topology_emulator, discovery_controller, bmwg,
                                                 deployed_topology, change_event):
     topo, p, controller = deployed_topology, bmwg.discovery, discovery_controller
     run = benchmark_run.parameters(
-        **run_parameters(controller, topo), change="a link goes down" if change_event == "link" else "a switch fails",
-        td_s=p.change_td, northbound_poll_s=p.change_poll, settle_s=p.settle)
+        **topology.run_parameters(controller, topo), change="a link goes down" if change_event == "link"
+        else "a switch fails", td_s=p.change_td, northbound_poll_s=p.change_poll, settle_s=p.settle)
     run.series("number of nodes", len(topo.switches))
     run.columns([("event", "Change"), ("target", "Target"), ("notices", "Notifications"),
                  ("rediscovery_at_touched_switch_ms", "LLDP to a touched switch (ms, extra)"),
                  ("first_message_ms", "First message (ms, extra)"),
                  ("northbound_reflects_ms", "Northbound reflects (ms, extra)")])
-
-    def trial(index):
-        nb = controller.northbound()
-        forgot = wait_forgotten(controller, nb, topo.switches, p.forget_timeout)
-        r = change_trial(topology_emulator, nb, topo, controller.address, p, change_event)
-        return TrialOutcome(value=r["tdt_ms"], details={**r, **(forgot or {})})
-
-    entry = run.trials(trial)
-    ok = [t for t in entry["trials"] if t.get("ok")]
-    if ok and all(t["details"]["rediscovery_at_touched_switch_ms"] is None for t in ok):
-        run.note("no trial saw a discovery PACKET_OUT to a switch the change touched within Td: Tcd is the "
-                 "controller's next LLDP elsewhere, which may be its periodic rediscovery rather than a reaction "
-                 "(RFC 8456 asks for the periodic interval to be set to twice Td)")
+    entry = run.trials(lambda index: topology.change_outcome(topology_emulator, controller, topo, p, change_event))
+    run.note(topology.periodic_note(entry))
     run.finish(lambda e: all(0 <= t["value"] <= p.change_td * 1000 for t in e["trials"] if t.get("ok")))

@@ -2,9 +2,7 @@
 
 import pytest
 
-from fixtures.families.topology import discovery_trial, run_parameters, wait_forgotten
-from fixtures.harness import TrialOutcome
-from reports import stats
+from fixtures.families import topology
 
 DEFINITION = (
     "DT = Tmn − Tm1. Tm1: the first discovery PACKET_OUT (LLDP or BDDP) the emulator reads from the controller. "
@@ -21,12 +19,13 @@ MEASUREMENT_POINT = (
 
 
 @pytest.mark.rfc8456(section="5.1.1", category="performance", title="Network Topology Discovery Time", symbol="DT",
-                     unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT)
+                     unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
+                     needs=topology.NEEDS)
 def test_network_topology_discovery_time(benchmark_run, topology_emulator, discovery_controller, bmwg,
                                          deployed_topology):
     topo, p, controller = deployed_topology, bmwg.discovery, discovery_controller
     run = benchmark_run.parameters(
-        **run_parameters(controller, topo),
+        **topology.run_parameters(controller, topo),
         query_mode=f"poll every {p.poll_interval:g} s" if p.mode == "poll"
         else f"wait Td = {p.wait:g} s, then one query",
         compared=list(p.parts), identical_answers_end_trial=p.identical, timeout_s=p.timeout,
@@ -36,19 +35,7 @@ def test_network_topology_discovery_time(benchmark_run, topology_emulator, disco
                  ("nb_match_after_tm1_ms", "NB match after Tm1 (ms, extra)"),
                  ("dt_last_before_match_ms", "Last LLDP before match (ms, extra)"),
                  ("relay_latency_median_us", "Relay median (µs)")])
-
-    def trial(index):
-        nb = controller.northbound()   # the embedded Ryu restarts per trial on a new REST port
-        forgot = wait_forgotten(controller, nb, topo.switches, p.forget_timeout)
-        r = discovery_trial(topology_emulator, nb, topo, controller.address, p)
-        return TrialOutcome(value=r["dt_ms"], details={**r, **(forgot or {})}, note=r.get("note", ""))
-
-    entry = run.trials(trial)
-    ok = [t for t in entry["trials"] if t.get("ok")]
-    lat = [t["details"]["relay_latency_median_us"] for t in ok if t["details"].get("relay_latency_median_us")]
-    if lat and entry["summary"]["mean"]:
-        med = stats.median(lat)
-        run.note(f"relay latency inside the emulator (PACKET_OUT read to PACKET_IN write): median of trial medians "
-                 f"{med:.1f} µs, {med / (entry['summary']['mean'] * 1e3):.2%} of the mean discovery time")
+    entry = run.trials(lambda index: topology.discovery_outcome(topology_emulator, controller, topo, p))
+    run.note(topology.relay_note(entry))
     run.finish(lambda e: all(t["value"] >= 0 and t["details"]["nodes"] == len(topo.switches)
                              for t in e["trials"] if t.get("ok")))

@@ -2,8 +2,7 @@
 
 import pytest
 
-from fixtures.families.paths import finish_run, proactive_rate_trial, start_run
-from fixtures.harness import TrialOutcome
+from fixtures.families import paths
 
 DEFINITION = (
     "PPR = Ndf / Td, from data-plane observation of path activation (as the RFC asks). The table-miss action is "
@@ -17,25 +16,22 @@ MEASUREMENT_POINT = ("northbound client at I2 (Td starts at the first request) a
 
 
 @pytest.mark.rfc8456(section="5.1.7", category="performance", title="Proactive Path Provisioning Rate", symbol="PPR",
-                     unit="paths/s", higher_is_better=True, definition=DEFINITION, measurement_point=MEASUREMENT_POINT)
+                     unit="paths/s", higher_is_better=True, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
+                     needs=paths.PROACTIVE)
 def test_proactive_path_provisioning_rate(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("proactive")
-    run = benchmark_run
-    choice = start_run(
-        run, controller, topo, p, "proactive", path_emulator,
+    choice = paths.start_run(
+        benchmark_run, controller, topo, p, "proactive", path_emulator,
         parameters={"paths_requested": p.path_flows, "offered_rate_fps": p.probe_rate, "td_s": p.rate_td,
                     "nb_workers": p.nb_workers},
         columns=[("ndf", "Ndf"), ("paths_requested", "Paths requested in Td"),
                  ("sb_rate", "Paths/s at I1 (control plane)"), ("nb_request_rate", "NB requests/s"),
                  ("nb_errors", "NB errors"), ("path_switches", "Devices in path")])
-
-    def trial(index):   # the embedded Ryu restarts per trial: its REST ports are read anew
-        fnb = controller.flow_northbound()
-        r = proactive_rate_trial(path_emulator, topo, controller, fnb, choice, p, index)
-        return TrialOutcome(value=r["ppr"], details=r, note=r.get("note", ""), lower_bound=bool(r.get("kept_up")))
-
-    finish_run(run, run.trials(trial),
-               [("nb_request_rate", "northbound flow requests answered per second"),
-                ("sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")],
-               lambda v: v > 0)
+    # the embedded Ryu restarts per trial: its REST ports are read anew
+    entry = benchmark_run.trials(lambda index: paths.time_outcome(paths.proactive_rate_trial(
+        path_emulator, topo, controller, controller.flow_northbound(), choice, p, index), "ppr"))
+    paths.finish_run(benchmark_run, entry,
+                     [("nb_request_rate", "northbound flow requests answered per second"),
+                      ("sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")],
+                     lambda v: v > 0)

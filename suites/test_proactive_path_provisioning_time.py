@@ -2,8 +2,7 @@
 
 import pytest
 
-from fixtures.families.paths import finish_run, proactive_time_trial, start_run
-from fixtures.harness import TrialOutcome
+from fixtures.families import paths
 
 DEFINITION = (
     "PPT = Tdf1 − Tsf1 (the RFC body's definition). Tsf1: the first northbound request that installs the path, sent "
@@ -18,23 +17,20 @@ MEASUREMENT_POINT = (
 
 
 @pytest.mark.rfc8456(section="5.1.5", category="performance", title="Proactive Path Provisioning Time", symbol="PPT",
-                     unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT)
+                     unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
+                     needs=paths.PROACTIVE)
 def test_proactive_path_provisioning_time(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("proactive")
-    run = benchmark_run
-    choice = start_run(
-        run, controller, topo, p, "proactive", path_emulator,
+    choice = paths.start_run(
+        benchmark_run, controller, topo, p, "proactive", path_emulator,
         parameters={"stream_rate_fps": p.rate, "td_s": p.td},
         columns=[("path_switches", "Devices in path"), ("nb_requests", "NB requests"),
                  ("nb_requests_ms", "NB requests answered (ms)"),
                  ("data_plane_ms", "NB request → first frame at TP2 (ms)")])
-
-    def trial(index):   # the embedded Ryu restarts per trial: its REST ports are read anew
-        fnb = controller.flow_northbound()
-        r = proactive_time_trial(path_emulator, topo, controller, fnb, choice, p, index)
-        return TrialOutcome(value=r["ppt_ms"], details=r, note=r.get("note", ""))
-
-    finish_run(run, run.trials(trial),
-               [("data_plane_ms", "data-plane variant (first NB request to first frame at TP2), ms")],
-               lambda v: v >= 0)
+    # the embedded Ryu restarts per trial: its REST ports are read anew
+    entry = benchmark_run.trials(lambda index: paths.time_outcome(paths.proactive_time_trial(
+        path_emulator, topo, controller, controller.flow_northbound(), choice, p, index), "ppt_ms"))
+    paths.finish_run(benchmark_run, entry,
+                     [("data_plane_ms", "data-plane variant (first NB request to first frame at TP2), ms")],
+                     lambda v: v >= 0)

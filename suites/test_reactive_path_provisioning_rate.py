@@ -2,8 +2,7 @@
 
 import pytest
 
-from fixtures.families.paths import finish_run, reactive_rate_trial, start_run
-from fixtures.harness import TrialOutcome
+from fixtures.families import paths
 
 DEFINITION = (
     "RPR = Ndf / Td. TP2 first announces the destinations D1..Dn (gratuitous ARPs) and the controller learns them; "
@@ -16,24 +15,21 @@ MEASUREMENT_POINT = "test ports TP1 (send) and TP2 (receive) on the emulator's m
 
 
 @pytest.mark.rfc8456(section="5.1.6", category="performance", title="Reactive Path Provisioning Rate", symbol="RPR",
-                     unit="paths/s", higher_is_better=True, definition=DEFINITION, measurement_point=MEASUREMENT_POINT)
+                     unit="paths/s", higher_is_better=True, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
+                     needs=paths.REACTIVE)
 def test_reactive_path_provisioning_rate(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("reactive")
-    run = benchmark_run
-    choice = start_run(
-        run, controller, topo, p, "reactive", path_emulator,
+    choice = paths.start_run(
+        benchmark_run, controller, topo, p, "reactive", path_emulator,
         parameters={"offered_rate_pairs_per_s": p.offered_rate, "td_s": p.rate_td,
                     "unique_pairs_per_trial": int(p.offered_rate * p.rate_td)},
         columns=[("ndf", "Ndf"), ("offered_rate_measured", "Offered rate (measured, pairs/s)"),
                  ("sb_rate", "Paths/s at I1 (control plane)"), ("reached_after_td", "Paths after Td"),
                  ("path_switches", "Devices in path")])
-
-    def trial(index):   # the embedded Ryu restarts per trial: its REST ports are read anew
-        r = reactive_rate_trial(path_emulator, topo, controller, choice, p, index)
-        return TrialOutcome(value=r["rpr"], details=r, note=r.get("note", ""), lower_bound=bool(r.get("kept_up")))
-
-    finish_run(run, run.trials(trial),
-               [("offered_rate_measured", "offered rate as sent by TP1, pairs/s"),
-                ("sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")],
-               lambda v: 0 < v <= p.offered_rate * 1.05)
+    entry = benchmark_run.trials(lambda index: paths.time_outcome(
+        paths.reactive_rate_trial(path_emulator, topo, controller, choice, p, index), "rpr"))
+    paths.finish_run(benchmark_run, entry,
+                     [("offered_rate_measured", "offered rate as sent by TP1, pairs/s"),
+                      ("sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")],
+                     lambda v: 0 < v <= p.offered_rate * 1.05)

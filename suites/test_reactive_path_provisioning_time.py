@@ -2,8 +2,7 @@
 
 import pytest
 
-from fixtures.families.paths import finish_run, reactive_time_trial, start_run
-from fixtures.harness import TrialOutcome
+from fixtures.families import paths
 
 DEFINITION = (
     "RPT = Tdf1 − Tsf1 (the RFC body's control-plane definition). Tsf1: the first PACKET_IN carrying the test "
@@ -19,22 +18,19 @@ MEASUREMENT_POINT = (
 
 
 @pytest.mark.rfc8456(section="5.1.4", category="performance", title="Reactive Path Provisioning Time", symbol="RPT",
-                     unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT)
+                     unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
+                     needs=paths.REACTIVE)
 def test_reactive_path_provisioning_time(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("reactive")
-    run = benchmark_run
-    choice = start_run(
-        run, controller, topo, p, "reactive", path_emulator,
+    choice = paths.start_run(
+        benchmark_run, controller, topo, p, "reactive", path_emulator,
         parameters={"stream_rate_fps": p.rate, "td_s": p.td},
         columns=[("path_switches", "Devices in path"), ("provisioned_switches", "Switches provisioned"),
                  ("data_plane_ms", "TP1 → TP2 first frame (ms, data plane)"),
                  ("flow_mods_for_flow", "FLOW_MODs for the flow")])
-
-    def trial(index):   # the embedded Ryu restarts per trial: its REST ports are read anew
-        r = reactive_time_trial(path_emulator, topo, controller, choice, p, index)
-        return TrialOutcome(value=r["rpt_ms"], details=r, note=r.get("note", ""))
-
-    finish_run(run, run.trials(trial),
-               [("data_plane_ms", "data-plane variant (A.4.4: first frame from TP1 to first frame at TP2), ms")],
-               lambda v: v >= 0)
+    entry = benchmark_run.trials(lambda index: paths.time_outcome(
+        paths.reactive_time_trial(path_emulator, topo, controller, choice, p, index), "rpt_ms"))
+    paths.finish_run(benchmark_run, entry,
+                     [("data_plane_ms", "data-plane variant (A.4.4: first frame from TP1 to first frame at TP2), ms")],
+                     lambda v: v >= 0)

@@ -55,7 +55,19 @@ class FakeEm:
         self.withdrawn += 1
 
 
+class Ctl:
+    """The controller a trial is given: its northbound and address; restarted for every trial unless told."""
+
+    def __init__(self, nb, restarted=True, address=("127.0.0.1", 6653)):
+        self.nb, self.restarted_between_trials, self.address = nb, restarted, address
+
+    def northbound(self):
+        return self.nb
+
+
 class FakeNb:
+    link_counting = "directed"
+
     def __init__(self, clock, views):
         self.clock, self.views, self.calls = clock, views, 0
 
@@ -85,7 +97,7 @@ def test_discovery_time_is_the_last_first_relay_minus_tm1():
     firsts = {e: t0 + (i + 1) * 10_000_000 for i, e in enumerate(ends)}     # 10, 20, 30, 40 ms after deploy
     em = FakeEm(clock, status(TOPO, t0 + 5_000_000, lambda e: firsts[e]))
     nb = FakeNb(clock, [EMPTY, FULL])
-    r = d.discovery_trial(em, nb, TOPO, ("127.0.0.1", 6653), d.DiscoveryParams(), clock.now, clock.sleep)
+    r = d.discovery_trial(em, Ctl(nb), TOPO, d.DiscoveryParams(), clock.now, clock.sleep)
     assert r["dt_ms"] == pytest.approx(35.0)
     assert r["queries"] == 2 and r["polls"][0]["at_s"] == 3.0 and r["polls"][1]["at_s"] == 6.0
     assert r["nodes"] == 3 and r["links"] == 2 and r["hosts"] == 3 and em.withdrawn == 1
@@ -99,7 +111,7 @@ def test_three_identical_non_matching_answers_make_an_unsuccessful_trial():
     em = FakeEm(clock, status(TOPO, clock.now(), lambda e: None))
     nb = FakeNb(clock, [EMPTY, partial, partial, partial, FULL])
     with pytest.raises(TrialFailed, match=r"3 identical answers \(links: 4 missing, 0 extra; found 3 nodes, 0 links"):
-        d.discovery_trial(em, nb, TOPO, ("h", 1), d.DiscoveryParams(), clock.now, clock.sleep)
+        d.discovery_trial(em, Ctl(nb), TOPO, d.DiscoveryParams(), clock.now, clock.sleep)
     assert nb.calls == 4 and em.withdrawn == 1
 
 
@@ -108,25 +120,25 @@ def test_wait_mode_queries_once_after_td():
     t0 = clock.now()
     em = FakeEm(clock, status(TOPO, t0 + 1_000_000, lambda e: t0 + 2_000_000))
     nb = FakeNb(clock, lambda now: FULL if now - t0 >= 10 * S else EMPTY)
-    r = d.discovery_trial(em, nb, TOPO, ("h", 1), d.DiscoveryParams(mode="wait", wait=10), clock.now, clock.sleep)
+    r = d.discovery_trial(em, Ctl(nb), TOPO, d.DiscoveryParams(mode="wait", wait=10), clock.now, clock.sleep)
     assert r["queries"] == 1 and r["polls"][0]["at_s"] == 10.0 and r["dt_ms"] == pytest.approx(1.0)
     nb = FakeNb(clock, [EMPTY])
     with pytest.raises(TrialFailed, match="the single query after Td"):
-        d.discovery_trial(em, nb, TOPO, ("h", 1), d.DiscoveryParams(mode="wait", wait=10), clock.now, clock.sleep)
+        d.discovery_trial(em, Ctl(nb), TOPO, d.DiscoveryParams(mode="wait", wait=10), clock.now, clock.sleep)
 
 
 def test_sessions_lost_during_discovery_fail_the_trial():
     clock = Clock()
     em = FakeEm(clock, status(TOPO, clock.now(), lambda e: clock.now() + 1, ready=2))
     with pytest.raises(TrialFailed, match="1 of 3 switch sessions closed during the trial"):
-        d.discovery_trial(em, FakeNb(clock, [FULL]), TOPO, ("h", 1), d.DiscoveryParams(), clock.now, clock.sleep)
+        d.discovery_trial(em, Ctl(FakeNb(clock, [FULL])), TOPO, d.DiscoveryParams(), clock.now, clock.sleep)
 
 
 def test_matching_without_any_lldp_seen_is_not_a_result():
     clock = Clock()
     em = FakeEm(clock, status(TOPO, None, lambda e: None))
     with pytest.raises(TrialFailed, match="Tm1 is undefined"):
-        d.discovery_trial(em, FakeNb(clock, [FULL]), TOPO, ("h", 1), d.DiscoveryParams(), clock.now, clock.sleep)
+        d.discovery_trial(em, Ctl(FakeNb(clock, [FULL])), TOPO, d.DiscoveryParams(), clock.now, clock.sleep)
 
 
 def test_change_detection_times_the_first_lldp_after_the_first_notice():
@@ -145,7 +157,7 @@ def test_change_detection_times_the_first_lldp_after_the_first_notice():
     em = FakeEm(clock, st)
     after = d.expected_after(TOPO, "link_down", 1, 1)
     nb = FakeNb(clock, lambda now: after if em.changes and now > em.changes[0][3] + 250_000_000 else FULL)
-    r = d.change_trial(em, nb, TOPO, ("h", 1), d.DiscoveryParams(change_poll=0.1), "link", clock.now, clock.sleep)
+    r = d.change_trial(em, Ctl(nb), TOPO, d.DiscoveryParams(change_poll=0.1), "link", clock.now, clock.sleep)
     assert em.changes[0][:3] == ("link_down", 1, 1)
     assert r["tdt_ms"] == pytest.approx(2.98) and r["notices"] == 2 and r["event"] == "link down"
     assert 250 <= r["northbound_reflects_ms"] <= 400
@@ -168,7 +180,7 @@ def test_change_with_no_rediscovery_within_td_fails_the_trial():
     nb = FakeNb(clock, [FULL])
     with pytest.raises(TrialFailed,
                        match="no discovery PACKET_OUT from the controller within Td = 2 s after the switch down"):
-        d.change_trial(em, nb, TOPO, ("h", 1), d.DiscoveryParams(change_td=2), "switch", clock.now, clock.sleep)
+        d.change_trial(em, Ctl(nb), TOPO, d.DiscoveryParams(change_td=2), "switch", clock.now, clock.sleep)
     assert em.changes[0][:2] == ("switch_down", 2) and em.withdrawn == 1
 
 
@@ -239,16 +251,16 @@ def test_a_northbound_that_fails_at_a_size_counts_as_not_discovered():
 
     clock = Clock()
     em = FakeEm(clock, status(TOPO, 1, lambda e: 2))
-    r = d.size_trial(em, Failing(), TOPO, ("h", 1), d.DiscoveryParams(size_poll=1), clock.now, clock.sleep)
+    r = d.size_trial(em, Ctl(Failing()), TOPO, d.DiscoveryParams(size_poll=1), clock.now, clock.sleep)
     assert r["matched"] is False and "timed out" in r["why"] and em.withdrawn == 1
 
 
 class Unrestarted:
-    restart_between_trials = False
+    restarted_between_trials = False
 
 
 class Restarted:
-    restart_between_trials = True
+    restarted_between_trials = True
 
 
 def test_a_controller_not_restarted_is_waited_for_until_it_forgets_the_previous_switches():
@@ -269,3 +281,27 @@ def test_a_controller_that_never_forgets_fails_the_trial_with_the_reason():
     with pytest.raises(TrialFailed, match="still reports 3 of the 3 switches of the previous trial 2 s after"):
         d.wait_forgotten(Unrestarted(), FakeNb(None, [FULL]), TOPO.switches, 2, now=lambda: t[0],
                          sleep=lambda s: t.__setitem__(0, t[0] + s))
+
+
+def test_every_topology_trial_waits_until_a_controller_not_restarted_forgets_the_previous_one():
+    # Issue 24 §4: the §5.3.2 size search and the §5.3 change cells composed the trials without the wait, so
+    # against an external or --no-restart controller they timed its memory of the previous trial.  The wait is in
+    # the trial functions now, which every suite and both table benchmarks call.  A model controller that
+    # remembers: its first answer is the previous trial's whole topology, its second an empty one.
+    clock = Clock()
+    remembers = FakeNb(clock, [FULL, EMPTY, FULL])
+    em = FakeEm(clock, status(TOPO, clock.now(), lambda e: clock.now()))
+    r = d.size_trial(em, Ctl(remembers, restarted=False), TOPO, d.DiscoveryParams(size_poll=1), clock.now,
+                     clock.sleep)
+    assert r["forget_polls"] == 2 and r["matched"] and remembers.calls == 3      # memory, forgotten, discovered
+    t0 = clock.now()
+    ends = sorted({dst for _, dst in TOPO.directed_links()})
+    em = FakeEm(clock, status(TOPO, t0 + 5_000_000, lambda e: t0 + 10_000_000 + ends.index(e)))
+    remembers = FakeNb(clock, [FULL, EMPTY, EMPTY, FULL])
+    r = d.discovery_trial(em, Ctl(remembers, restarted=False), TOPO, d.DiscoveryParams(), clock.now, clock.sleep)
+    assert r["forget_polls"] == 2 and r["queries"] == 2
+    never = FakeNb(clock, [FULL])
+    with pytest.raises(TrialFailed, match="still reports 3 of the 3 switches of the previous trial"):
+        d.change_trial(em, Ctl(never, restarted=False), TOPO, d.DiscoveryParams(forget_timeout=2), "link", clock.now,
+                       clock.sleep)
+    assert em.changes == []      # nothing was taken down: the trial never timed the controller's memory

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.config import FAMILIES
+from fixtures.config import option_families
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -31,7 +31,7 @@ def attack_options() -> set:
 
 def our_options() -> set:
     flags = set()
-    for family in FAMILIES:
+    for family in option_families().values():
         for _f, spec in family.option_fields():
             flags.add(spec.flag)
             flags.update(spec.aliases)

@@ -12,7 +12,7 @@ from emulator import attack as atk
 from emulator import codec
 from fixtures.devices import northbound as nb
 from fixtures.families import dos
-from reports.rfc_report import render_dos_table
+from reports.tables import render_tables
 
 
 def test_syn_packets_decode_as_syns_with_valid_checksums_from_ports_no_session_uses():
@@ -242,12 +242,14 @@ def test_the_rfc_table_has_the_columns_the_rfc_names_and_the_nature_and_interfac
     attack["against_without_attacks"] = {"deviation_percent": -32.1, "p_value": 0.01}
     sham["attack_against_sham"] = {"deviation_percent": -31.7, "p_value": 0.02}
     sham["parameters"]["condition"] = "sham"
-    text = "\n".join(render_dos_table([none, sham, attack]))
+    for b, (condition, kind) in ((none, ("none", None)), (sham, ("sham", "syn")), (attack, ("attack", "syn"))):
+        b["table"] = dos.table_entry(RPR, condition, kind, 0, dos.cell_notes(b), attack=b["parameters"])
+    text = "\n".join(render_tables([none, sham, attack]))
     assert "| Test | Without any attacks | Sham (syn) | With attacks (syn) |" in text
     assert "vs none: Δ -32.1 %, p = 0.01; vs sham: Δ -31.7 %, p = 0.02" in text
     assert "attack reached 19990 SYN/s" in text and "| syn | southbound | TCP SYN flood" in text
     assert "not applicable on one host" in text
-    assert render_dos_table([]) == []
+    assert render_tables([]) == []
 
 
 def test_a_packet_in_flood_follows_tcp_flow_control():

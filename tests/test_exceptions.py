@@ -70,6 +70,8 @@ def cell(test, pct, values, unit="paths/s", status="passed", comparison=None, re
          "verdict": None, "outcome": {"status": status, **({"reason": reason} if reason else {})}}
     if comparison:
         b["against_without_exceptions"] = comparison
+    from fixtures.families.exceptions import table_entry
+    b["table"] = table_entry(test, pct, "B03")
     return b
 
 
@@ -77,7 +79,7 @@ def test_baselines_and_the_rfc_table():
     from fixtures.families.exceptions import TABLE, ExceptionParams
     from fixtures.families.tables import comparison
     baseline_for, path_programming_rate = TABLE.baseline_for, TABLE.path_programming_rate
-    from reports.rfc_report import render_exception_table
+    from reports.tables import render_tables
     rate = "reactive_path_provisioning_rate"
     run = {"benchmarks": [cell(rate, 0, [300.0, 310.0, 320.0])]}
     assert baseline_for(rate, run, None) == ([300.0, 310.0, 320.0], "the 0 % cell of this run")
@@ -88,7 +90,7 @@ def test_baselines_and_the_rfc_table():
     assert baseline_for(rate, {"benchmarks": []}, None)[0] is None
     c = comparison([250.0, 255.0, 260.0, 252.0], [300.0, 310.0, 320.0, 305.0], True, 0.05, "the 0 % cell")
     assert c["deviation_percent"] == pytest.approx((254.25 - 308.75) / 308.75 * 100) and c["p_value"] < 0.05
-    table = render_exception_table([cell(rate, 0, [310.0]), cell(rate, 1, [254.0], comparison=c),
+    table = render_tables([cell(rate, 0, [310.0]), cell(rate, 1, [254.0], comparison=c),
                                     cell("network_topology_change_detection_time", 2, [], unit="ms",
                                          status="skipped", reason="not benchmarkable at 2 % with kind B03")])
     text = "\n".join(table)

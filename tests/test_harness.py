@@ -9,7 +9,8 @@ import pytest
 from emulator.commands import EmulatorError
 from fixtures.config import BmwgConfig, ReportDirError, claim_report_dir, default_report_dir
 from fixtures.devices.controllers import ControllerError
-from fixtures.harness import BenchmarkRun, Interrupted, TrialFailed, TrialOutcome
+from fixtures.benchmark import Benchmark, Derived
+from fixtures.harness import BenchmarkRun, Interrupted, TrialFailed, TrialOutcome, Trials
 from reports import results as results_mod
 from reports.results import ResultStore
 
@@ -47,11 +48,14 @@ class CountingStore(ResultStore):
         super().save()
 
 
-def make_run(tmp_path, controller=None, repetitions=3, **kw):
+X = Benchmark(name="test_x", section="5.2.1", category="scalability", title="X", symbol="S", unit="sessions",
+              higher_is_better=True, definition="d", measurement_point="m", derived=(Derived("test_y", "Y", "Y", "dd"),))
+
+
+def make_run(tmp_path, controller=None, repetitions=3, max_failed_trials=0, **kw):
     store = CountingStore(tmp_path / "results.json", {"started": "now"})
-    return BenchmarkRun(store, controller or FakeController(), benchmark="test_x", title="X", rfc_section="5.2.1",
-                        unit="sessions", symbol="S", definition="d", measurement_point="m", higher_is_better=True,
-                        repetitions=repetitions, progress=lambda line: None, **kw)
+    return BenchmarkRun(store, controller or FakeController(), X, Trials(repetitions, 0, max_failed_trials),
+                        progress=lambda line: None, **kw)
 
 
 def on_disk(tmp_path):
@@ -135,23 +139,18 @@ def test_an_implausible_result_fails_with_the_reason(tmp_path):
 def test_a_derived_benchmark_takes_its_values_from_the_same_trials(tmp_path):
     run = make_run(tmp_path, repetitions=2)
     run.trials(lambda i: TrialOutcome(10.0 * i, details={"other": 5.0 if i == 1 else None}))
-    other = run.derived(benchmark="test_y", title="Y", symbol="Y", definition="dd",
-                        pick=lambda t: (t["details"]["other"], "no value in this trial"))
+    other = run.derived("test_y", pick=lambda t: (t["details"]["other"], "no value in this trial"))
     assert [t["value"] for t in other.result["trials"]] == [5.0, None]
     assert other.result["trials"][1]["reason"] == "no value in this trial"
     assert other.result["outcome"]["status"] == "failed"
 
 
 def test_a_derived_benchmark_appears_with_the_outcome_of_a_source_that_gave_it_nothing(tmp_path):
-    from types import SimpleNamespace
-
-    from fixtures.plugin import _derived_placeholders
-    mark = {"section": "5.1.3", "category": "performance", "unit": "responses/s", "measurement_point": "m",
-            "higher_is_better": True, "derived": {"test_y": {"title": "Y", "symbol": "Y", "definition": "dd"}}}
+    from fixtures.outcomes import add_placeholders
     run = make_run(tmp_path)
-    item = SimpleNamespace(callspec=SimpleNamespace(id="16sw"))
-    _derived_placeholders(run.store, item, mark, {"status": "skipped", "reason": "no PACKET_IN answered"})
-    _derived_placeholders(run.store, item, mark, {"status": "skipped", "reason": "no PACKET_IN answered"})
+    skipped = {"status": "skipped", "reason": "no PACKET_IN answered"}
+    add_placeholders(run.store, X, "16sw", skipped, derived_only=True)
+    add_placeholders(run.store, X, "16sw", skipped, derived_only=True)
     (y,) = [e for e in run.store.data["benchmarks"] if e["benchmark"] == "test_y"]   # once, not twice
     assert y["variant"] == "16sw" and y["title"] == "Y" and y["trials"] == [] and y["summary"] is None
     assert y["outcome"] == {"status": "skipped", "reason": "no PACKET_IN answered"}
@@ -159,8 +158,8 @@ def test_a_derived_benchmark_appears_with_the_outcome_of_a_source_that_gave_it_n
     (tmp_path / "b").mkdir()
     run2 = make_run(tmp_path / "b", repetitions=1)
     run2.trials(lambda i: TrialOutcome(1.0))
-    run2.derived(benchmark="test_y", title="Y", symbol="Y", definition="dd", pick=lambda t: (2.0, ""))
-    _derived_placeholders(run2.store, SimpleNamespace(), mark, {"status": "error", "reason": "late"})
+    run2.derived("test_y", pick=lambda t: (2.0, ""))
+    add_placeholders(run2.store, X, None, {"status": "error", "reason": "late"}, derived_only=True)
     (y,) = [e for e in run2.store.data["benchmarks"] if e["benchmark"] == "test_y"]
     assert y["outcome"]["status"] == "passed" and y["trials"][0]["value"] == 2.0
 
@@ -205,9 +204,9 @@ def test_a_given_report_folder_with_results_needs_overwrite(tmp_path):
 def test_the_configuration_names_every_problem_at_once(tmp_path):
     import argparse
 
-    from fixtures.config import FAMILIES
+    from fixtures.config import option_families
     parser = argparse.ArgumentParser()
-    for family in FAMILIES:
+    for family in option_families().values():
         family.add_options(parser)
     bad = tmp_path / "p.yaml"
     bad.write_text("alpha: 7\n")
@@ -276,10 +275,10 @@ def test_an_external_controller_is_named_versioned_and_sampled_as_the_user_says(
     import argparse
     import os
 
-    from fixtures.config import FAMILIES
+    from fixtures.config import option_families
     from fixtures.devices.controllers import ExternalController
     parser = argparse.ArgumentParser()
-    for family in FAMILIES:
+    for family in option_families().values():
         family.add_options(parser)
     ok = BmwgConfig.from_options(parser.parse_args(["--controller", "external:127.0.0.1:6653", "--controller-name",
                                                     "onos", "--controller-version", "2.7.0", "--controller-pid",

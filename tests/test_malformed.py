@@ -484,6 +484,9 @@ def test_progress_lines_name_known_findings():
         def exit_reason(self):
             return None
 
+        def capabilities(self):
+            return frozenset()         # an external controller: the suite cannot restart it
+
     class Pool:
         def call_one(self, index, cmd, timeout):
             return {"kind": cmd.kind, **obs(kind=cmd.kind, sentinel_max_wait_ms=5000.0)}   # every kind hangs

@@ -94,7 +94,7 @@ def test_the_summary_table_gives_figure_bound_verdict_p_value_outcome_and_wall_t
 
 
 def test_the_run_record_expands_an_argument_file_and_keeps_other_arguments(tmp_path):
-    from fixtures.plugin import expand_argfiles
+    from fixtures.session import expand_argfiles
     args = tmp_path / "short.args"
     args.write_text("--repetitions=2\n\n--switches=4\n")
     assert expand_argfiles(["-k", "x", f"@{args}", "@missing-file", "--overwrite"]) == \

@@ -11,7 +11,8 @@ from fixtures.devices.ovn_central import (
     percentile,
     rally_row,
 )
-from reports.rfc_report import render_ovn_table
+from fixtures.families.ovn_nb import TABLE
+from reports import tables
 
 
 def test_concurrency_is_a_list_of_whole_numbers_within_bounds_without_repeats():
@@ -58,13 +59,14 @@ def test_the_report_table_is_one_row_per_concurrency_with_rally_columns_and_cpu(
     def entry(c, median):
         return {"benchmark": "test_ovn_northbound_provisioning", "variant": f"c{c}",
                 "ovn_provisioning": {"concurrency": c, "client_cpu_pct": 90.5, "central_cpu_pct": 40.0,
-                                     "rally": {**rally_row([median, median * 2], 0)}}}
-    lines = render_ovn_table([entry(32, 100.0), entry(8, 10.0), {"benchmark": "test_other"}])
+                                     "rally": {**rally_row([median, median * 2], 0)}},
+                "table": tables.rows(**TABLE)}
+    lines = tables.render_tables([entry(32, 100.0), entry(8, 10.0), {"benchmark": "test_other"}])
     assert lines[0].startswith("## OVN Northbound Provisioning — ★ extra")
     rows = [line for line in lines if line.startswith("| 8 ") or line.startswith("| 32 ")]
     assert rows[0].startswith("| 8 | 10 | 15 |") and rows[1].startswith("| 32 | 100 | 150 |")
     assert "| 100 | 2 | 90.5 | 40 |" in rows[0]
-    assert render_ovn_table([{"benchmark": "test_other"}]) == []
+    assert tables.render_tables([{"benchmark": "test_other"}]) == []
     assert "Neutron" in ML2_NOTE
 
 

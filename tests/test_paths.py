@@ -16,7 +16,8 @@ from emulator.commands import Trace
 from emulator.fabric import Fabric, trace_record
 from fixtures.devices.flow_nb import OdlFlows, OnosFlows, RyuFlows, learned, make_flows
 from fixtures.families import paths
-from fixtures.families.paths import PathParams, choose_path, host_path, provisioning, serves
+from fixtures.dataplane import choose_path, flow_fields, host_path, paths_completed, provisioning, serves
+from fixtures.families.paths import PathParams
 
 DATA = Path(__file__).parent / "data" / "flows"
 
@@ -72,8 +73,8 @@ def test_provisioning_takes_each_switch_first_flow_mod_after_the_first_packet_in
     assert p["flow_mods"] == 5
     assert provisioning(trace, other)["tsf1_ns"] is None
     assert provisioning(trace, f, since_ns=1250)["per_switch_ns"] == {1: 1300, 4: 1500}
-    assert not serves(_fields(eth_src=1), paths.flow_fields(f))
-    assert not serves(_fields(arp_tpa=5), paths.flow_fields(f))
+    assert not serves(_fields(eth_src=1), flow_fields(f))
+    assert not serves(_fields(arp_tpa=5), flow_fields(f))
 
 
 def test_the_fabric_traces_packet_ins_and_address_flow_mods():
@@ -184,5 +185,5 @@ def test_paths_completed_needs_every_path_switch_and_exact_pairs():
         [170, 3, _fields(eth_dst=key(flows[2])["eth_dst"]), True],                            # not a pair entry
         [50, 1, _fields(**key(flows[1])), True],                                              # before the start
     ])
-    assert paths.paths_completed(trace, flows, 3, since_ns=60) == [120]
-    assert paths.paths_completed(trace, flows, 2, since_ns=60) == [120, 150]
+    assert paths_completed(trace, flows, 3, since_ns=60) == [120]
+    assert paths_completed(trace, flows, 2, since_ns=60) == [120, 150]
