@@ -12,6 +12,9 @@ passed (reports/outcome.py), 1 when it did not, 2 when the file cannot be read.
 
 ``python -m reports matrix A.json B.json [...] [--out FILE]`` writes the compatibility matrix, controller ×
 benchmark, from runs against several controllers (reports/matrix.py); ``tox -e matrix`` makes the runs first.
+
+``python -m reports current RUN.json [...] [--out FILE]`` writes the current figures, the latest figure of each
+benchmark, controller and variant among kept runs (reports/current.py; the project keeps its own in docs/runs/).
 """
 
 from __future__ import annotations
@@ -140,12 +143,25 @@ def matrix_main(args) -> int:
         return 2
     text = render(loaded, command="python -m reports matrix " + " ".join(str(p) for p in args.results),
                   root=Path.cwd())
-    if args.out is None:
+    return _written(text, args.out)
+
+
+def current_main(args) -> int:
+    from .current import render
+    loaded = load_all(args.results)
+    if loaded is None:
+        return 2
+    return _written(render(loaded, root=(args.out.parent if args.out is not None else Path.cwd())) + "\n", args.out)
+
+
+def _written(text: str, out: Optional[Path]) -> int:
+    """``text`` printed, or written to ``out``."""
+    if out is None:
         print(text, end="")
     else:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-        print(f"written: {args.out}")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        print(f"written: {out}")
     return 0
 
 
@@ -173,9 +189,15 @@ def main(argv=None) -> int:
                                            "Markdown")
     matrix.add_argument("results", type=Path, nargs="+")
     matrix.add_argument("--out", type=Path, default=None, help="write it here (default: print it)")
+    current = sub.add_parser("current", help="the current figures (the latest of each benchmark, controller and "
+                                             "variant) of kept runs, as Markdown")
+    current.add_argument("results", type=Path, nargs="+")
+    current.add_argument("--out", type=Path, default=None, help="write it here (default: print it)")
     args = parser.parse_args(argv)
     if args.command == "matrix":
         return matrix_main(args)
+    if args.command == "current":
+        return current_main(args)
     if args.command == "compare":
         return compare_main(args)
     if args.command == "series":

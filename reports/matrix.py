@@ -2,8 +2,9 @@
 ``python -m reports matrix A/results.json B/results.json ... [--out FILE]``.
 
 One column per controller (its name and version, :func:`reports.compare.base_label`; runs of the
-same controller and version share a column, their entries pooled), one row per benchmark of the suite (its
-entries, variants and series points, taken together).  A cell says what the run's results.json says:
+same controller and version share a column, their entries pooled), one row per benchmark of the suite (the
+benchmarks each run collected, ``run.suite``, and its entries, variants and series points, taken together).  A
+cell says what the run's results.json says:
 
 * **works**: every entry passed; the figure is given when the benchmark has one entry with a figure;
 * **k of n pass**: some entries passed, the others' outcomes are footnoted;
@@ -25,29 +26,6 @@ from .summary import section_label
 # Ordered by RFC section: the fifteen RFC benchmarks, then the extensions and extras the suite has.
 ORDER = ("5.1.1", "5.1.2", "5.1.3", "5.1.4", "5.1.5", "5.1.6", "5.1.7", "5.1.8", "5.2.1", "5.2.2", "5.2.3",
          "5.3.1", "5.3.2", "5.4.1", "5.4.2", "★")
-
-
-# Every benchmark of the suite gets a row, run or not: (test name, section, title).
-SUITE = (("test_network_topology_discovery_time", "5.1.1", "Network Topology Discovery Time"),
-         ("test_async_message_processing_time", "5.1.2", "Asynchronous Message Processing Time"),
-         ("test_async_message_processing_rate", "5.1.3", "Maximum Asynchronous Message Processing Rate"),
-         ("test_reactive_path_provisioning_time", "5.1.4", "Reactive Path Provisioning Time"),
-         ("test_proactive_path_provisioning_time", "5.1.5", "Proactive Path Provisioning Time"),
-         ("test_reactive_path_provisioning_rate", "5.1.6", "Reactive Path Provisioning Rate"),
-         ("test_proactive_path_provisioning_rate", "5.1.7", "Proactive Path Provisioning Rate"),
-         ("test_network_topology_change_detection_time", "5.1.8", "Network Topology Change Detection Time"),
-         ("test_control_session_capacity", "5.2.1", "Control Sessions Capacity"),
-         ("test_network_discovery_size", "5.2.2", "Network Discovery Size"),
-         ("test_forwarding_table_capacity", "5.2.3", "Forwarding Table Capacity"),
-         ("test_exception_handling", "5.3.1", "Exception Handling"),
-         ("test_denial_of_service_handling", "5.3.2", "Denial-of-Service Handling"),
-         ("test_controller_failover_time", "5.4.1", "Controller Failover Time"),
-         ("test_network_reprovisioning_time", "5.4.2", "Network Re-provisioning Time"))
-
-
-# Why a benchmark may hold no entry for a controller although the run was complete.
-NOT_RUN = {"test_controller_failover_time": "§5.4.1 measures a controller cluster (--failover-cluster: ryu-ha, "
-                                            "faucet-pair or external:...); the suite builds none on this controller"}
 
 
 def _key(bench: dict) -> tuple:
@@ -79,7 +57,7 @@ class Notes:
 
 def cell(entries: list, notes: Notes, name: str = "") -> str:
     if not entries:
-        return "not run" + (f" {notes.ref(NOT_RUN[name])}" if name in NOT_RUN else "")
+        return "not run"
     judged = [(b, *judge(b)) for b in entries]
     passed = [b for b, status, _ in judged if status == PASSED]
     others = [(b, status, reason) for b, status, reason in judged if status != PASSED]
@@ -98,10 +76,11 @@ def cell(entries: list, notes: Notes, name: str = "") -> str:
 
 
 def build(runs: list) -> tuple:
-    """``runs``: [(label, data)].  The rows ([title, section, cell per run]) and the footnotes."""
-    names: dict = {name: {"benchmark": name, "rfc_section": section, "title": title} for name, section, title in SUITE}
+    """``runs``: [(label, data)].  The rows ([title, section, cell per run]) and the footnotes.  A row for every
+    benchmark a run's suite has (``run.suite``: those collected, run or not) and every entry of a run."""
+    names: dict = {}
     for _, data in runs:
-        for b in data.get("benchmarks", []):
+        for b in (data.get("run") or {}).get("suite", []) + data.get("benchmarks", []):
             if b.get("rfc_section") != "★":          # the ★ extras measure no OpenFlow controller
                 names.setdefault(b["benchmark"], b)
     notes = Notes()
@@ -122,9 +101,12 @@ def _escape(text: str) -> str:
 def columns(loaded: list) -> list:
     """[(data, path)] → [(label, pooled data)]: one per controller and version, in order of first appearance."""
     pooled: dict = {}
+    suites: dict = {}
     for data, path in loaded:
-        pooled.setdefault(_column(data, path, loaded), []).extend(data.get("benchmarks", []))
-    return [(label, {"benchmarks": benches}) for label, benches in pooled.items()]
+        label = _column(data, path, loaded)
+        pooled.setdefault(label, []).extend(data.get("benchmarks", []))
+        suites.setdefault(label, []).extend((data.get("run") or {}).get("suite", []))
+    return [(label, {"run": {"suite": suites[label]}, "benchmarks": benches}) for label, benches in pooled.items()]
 
 
 def _column(data: dict, path, loaded: list) -> str:

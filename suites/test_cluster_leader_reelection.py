@@ -25,7 +25,7 @@ MEASUREMENT_POINT = (
 
 @pytest.mark.rfc8456(section="★", category="extra", title="Cluster Leader Re-election Time", symbol="LRT",
                      unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
-                     device="ovn_cluster", needs=reelection.NEEDS)
+                     device="ovn_cluster", needs=reelection.NEEDS, settings=("slack",))
 def test_cluster_leader_reelection(benchmark_run, ovn_cluster, bmwg, election_timer):
     reelection.reelection_trials(benchmark_run, ovn_cluster, bmwg.cluster, bmwg.profile, election_timer)
     benchmark_run.finish()
