@@ -9,7 +9,7 @@ from emulator.params import RampParams
 from fixtures.devices.clusters import RyuHaCluster
 from fixtures.families.failover import FailoverParams, failover_choice, failover_trial
 from fixtures.families.paths import PathParams
-from fixtures.families.topology import TopologyEmulator
+from fixtures.fabric import TopologyEmulator
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ from emulator import testports as tpt
 from emulator import topology as tp
 from emulator.params import FabricParams, RampParams
 from fixtures.devices.controllers import OsKenController, RyuController
-from fixtures.families.topology import TopologyEmulator
+from fixtures.fabric import TopologyEmulator
 
 pytestmark = pytest.mark.integration
 

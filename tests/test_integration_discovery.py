@@ -17,7 +17,8 @@ from emulator import topology as tp
 from emulator.params import FabricParams, RampParams
 from fixtures.devices.controllers import OsKenController, RyuController
 from fixtures.devices.northbound import compare, deployed_view
-from fixtures.families.topology import DiscoveryParams, TopologyEmulator, change_trial, discovery_trial
+from fixtures.fabric import TopologyEmulator
+from fixtures.families.topology import DiscoveryParams, change_trial, discovery_trial
 from reports.results import load_results
 
 pytestmark = pytest.mark.integration
@@ -72,16 +73,16 @@ def test_discovery_and_change_trials_against_ryu(ryu, shard_pool):
     em = TopologyEmulator(lambda: shard_pool, codec.OFP13, RampParams())
     p = DiscoveryParams(poll_interval=0.5, change_td=3.0)
     try:
-        r = discovery_trial(em, ryu.northbound(), topo, ryu.address, p)
+        r = discovery_trial(em, ryu, topo, p)
         assert 0 <= r["dt_ms"] < r["nb_match_after_tm1_ms"] and r["nodes"] == 3 and r["links"] == 2
         ryu.stop()
         ryu.start()
-        c = change_trial(em, ryu.northbound(), topo, ryu.address, p, "link")
+        c = change_trial(em, ryu, topo, p, "link")
         assert c["notices"] == 2 and 0 <= c["tdt_ms"] <= 3000
         assert c["northbound_reflects_ms"] is not None      # Ryu drops the link on PORT_STATUS
         ryu.stop()
         ryu.start()
-        c = change_trial(em, ryu.northbound(), topo, ryu.address, p, "switch")   # the taken-down switch is
+        c = change_trial(em, ryu, topo, p, "switch")   # the taken-down switch is
         assert c["event"] == "switch down" and 0 <= c["tdt_ms"] <= 3000          # not a session lost
     finally:
         em.withdraw()

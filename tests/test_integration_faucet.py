@@ -13,7 +13,7 @@ from emulator import testports as tpt
 from emulator import topology as tp
 from emulator.params import FabricParams, RampParams
 from fixtures.devices.faucet import FaucetController, FaucetPair, faucet_missing
-from fixtures.families.topology import TopologyEmulator
+from fixtures.fabric import TopologyEmulator
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(faucet_missing() is not None, reason=f"{faucet_missing()}")]
