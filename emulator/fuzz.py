@@ -149,6 +149,6 @@ def cases(modes: tuple, version: int, count: int, seed: int) -> list:
 
 def self_check() -> None:  # pragma: no cover - exercised by the unit tests
     for version in (OFP10, OFP13):
-        for message, (data, fields) in templates(version).items():
+        for message, (data, _fields) in templates(version).items():
             length = struct.unpack_from("!H", data, 2)[0]
             assert length == len(data), message
