@@ -598,20 +598,35 @@ def _obs(obs, name: str, default=None):
 def classify(kind: Kind, obs, alive: bool, params) -> tuple:
     """(outcome, detail) of one observation (a :class:`~emulator.commands.ScreenObservation` or its dict) of
     ``kind``; ``alive``: the controller process still ran afterwards; ``params``: the ScreenParams.
-    The first rule that holds decides, most severe first."""
+    The first rule that holds decides, most severe first (:data:`RULES`, then the probe's own reaction)."""
     g = functools.partial(_obs, obs)
     if g("error"):
         return NOT_SCREENED, g("error")
     if not alive:
         return CRASH, "the controller process ended"
-    hang_ms = params.hang_s * 1000
-    if g("sentinel_max_wait_ms", 0.0) >= hang_ms:
+    for rule in RULES:
+        found = rule(kind, g, params)
+        if found is not None:
+            return found
+    return _reaction(kind, g)
+
+
+def _hung(kind: Kind, g, params) -> Optional[tuple]:
+    if g("sentinel_max_wait_ms", 0.0) >= params.hang_s * 1000:
         return HANG, (f"a sentinel probe waited {g('sentinel_max_wait_ms') / 1000:.1f} s for an answer "
                       f"(>= {params.hang_s:g} s) while the controller process lived")
+    return None
+
+
+def _others_harmed(kind: Kind, g, params) -> Optional[tuple]:
     if g("sentinel_closed"):
         return COLLATERAL, f"the innocent sentinel session was dropped ({g('sentinel_closed')})"
     if g("fresh_handshake_ms") is None:
         return COLLATERAL, f"a new switch could not complete a handshake afterwards ({g('fresh_error') or 'no answer'})"
+    return None
+
+
+def _acted_on(kind: Kind, g, params) -> Optional[tuple]:
     acted = [a for a in g("acted", []) if a[1] in kind.forbid]
     if acted:
         ms, name, how = acted[0]
@@ -619,12 +634,26 @@ def classify(kind: Kind, obs, alive: bool, params) -> tuple:
                             f"{ms:.1f} ms after it was sent ({len(acted)} such answer(s))"
     if kind.max_answers is not None and g("answers", 0) > kind.max_answers:
         return SIDE_EFFECT, f"{g('answers')} PACKET_OUT/FLOW_MOD answers (at most {kind.max_answers} expected)"
+    return None
+
+
+def _sentinel_slowed(kind: Kind, g, params) -> Optional[tuple]:
     before, during = p99(g("baseline_ms", [])), p99(g("during_ms", []))
     if before is not None and during is not None:
         limit = max(params.collateral_ratio * before, before + params.collateral_floor_ms)
         if during > limit:
             return COLLATERAL, (f"sentinel p99 round trip {during:.2f} ms after the kind, {before:.2f} ms before "
                                 f"(limit {limit:.2f} ms)")
+    return None
+
+
+# The rules before the probe's own reaction, most severe first: each (kind, observation getter, params) -> an
+# (outcome, detail) when it holds, else None.
+RULES = (_hung, _others_harmed, _acted_on, _sentinel_slowed)
+
+
+def _reaction(kind: Kind, g) -> tuple:
+    """The outcome from what the probe session saw: the ideal ERROR, a close, or the kind's expected reaction."""
     errors = [r for r in g("replies", []) if r[1] == "error"]
     closed = g("probe_closed", "")
     if kind.error is not None:
@@ -639,21 +668,34 @@ def classify(kind: Kind, obs, alive: bool, params) -> tuple:
         return CLOSED, f"the controller closed the probe session ({closed})" + (
             f" after ERROR {_err(errors[0])}" if errors else "")
     other = f"ERROR {_err(errors[0])} (not the ideal)" if errors else ""
-    if kind.react == PROCESS:
-        answered = [a[1] for a in g("acted", [])] or [r[1] for r in g("replies", []) if r[2] == MARK_XID
-                                                       and r[1] != "error"]
-        if answered or kind.max_answers is not None and g("answers", 0):
-            return CONFORMANT, f"processed: {(answered[0] if answered else 'answered').upper()}"
-        return TOLERANT, other or "not acted on (discarded)"
-    if kind.react == HANDSHAKE:
-        if g("features_requested"):
-            return CONFORMANT, "the handshake went on (FEATURES_REQUEST)"
-        return TOLERANT, "the handshake did not go on, the session stayed open"
-    if kind.react == CLOSE:
-        return TOLERANT, other or "the session was kept open"
+    expected = _EXPECTED.get(kind.react)
+    if expected is not None:
+        return expected(kind, g, other)
     if kind.error is not None:
         return TOLERANT, other or "discarded: no ERROR, no action"
     return (TOLERANT, other) if errors else (CONFORMANT, "no reply, no action (discarded)")
+
+
+def _processed(kind: Kind, g, other: str) -> tuple:
+    answered = [a[1] for a in g("acted", [])] or [r[1] for r in g("replies", []) if r[2] == MARK_XID
+                                                   and r[1] != "error"]
+    if answered or kind.max_answers is not None and g("answers", 0):
+        return CONFORMANT, f"processed: {(answered[0] if answered else 'answered').upper()}"
+    return TOLERANT, other or "not acted on (discarded)"
+
+
+def _handshake_went_on(kind: Kind, g, other: str) -> tuple:
+    if g("features_requested"):
+        return CONFORMANT, "the handshake went on (FEATURES_REQUEST)"
+    return TOLERANT, "the handshake did not go on, the session stayed open"
+
+
+def _kept_open(kind: Kind, g, other: str) -> tuple:
+    return TOLERANT, other or "the session was kept open"
+
+
+# The outcome of an unclosed probe without the ideal ERROR, by the kind's expected reaction.
+_EXPECTED = {PROCESS: _processed, HANDSHAKE: _handshake_went_on, CLOSE: _kept_open}
 
 
 def _err(reply) -> str:
