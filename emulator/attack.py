@@ -41,6 +41,7 @@ from typing import Callable, NamedTuple, Optional
 from urllib.parse import urlsplit
 
 from . import codec
+from .params import loopback_address, parse_endpoint
 from .protocol import PushProducer
 from .testports import checksum
 
@@ -590,7 +591,6 @@ def run(spec: AttackSpec, reactor, emit: Callable[[dict], None], now: Callable[[
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .__main__ import loopback, parse_endpoint
     p = argparse.ArgumentParser(prog="python -m emulator.attack", description=__doc__.splitlines()[0])
     p.add_argument("kind", choices=list(KINDS))
     p.add_argument("--target", type=parse_endpoint, required=True, metavar="HOST:PORT",
@@ -599,7 +599,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, required=True, help="the attack stops by itself after this")
     p.add_argument("--count", type=int, default=0, help="and after this many sends (default rate × seconds)")
     p.add_argument("--sham", action="store_true", help="the sham: the same load where no controller is")
-    p.add_argument("--source", type=loopback, default="127.0.0.1", help="loopback source address")
+    p.add_argument("--source", type=loopback_address, default="127.0.0.1", help="loopback source address")
     p.add_argument("--url", default="", help="northbound: the URL queried")
     p.add_argument("--auth", default="", help="northbound: user:password for HTTP basic authentication")
     p.add_argument("--concurrency", type=int, default=8, help="northbound: requests outstanding at most")

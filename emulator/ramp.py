@@ -35,19 +35,11 @@ from twisted.internet.defer import Deferred
 from twisted.internet.protocol import ClientFactory
 
 from .commands import CLOSE_LOCAL, FAIL_CONNECT_TIMEOUT, FAIL_LOCAL, FAIL_REFUSED
+from .host import is_loopback
 from .params import RampParams
 from .protocol import SessionListener
 
 LOCAL_ERRNOS = {errno.EADDRNOTAVAIL, errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.EADDRINUSE}
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def source_address(base: str, index: int, per_source: int) -> str:

@@ -28,6 +28,7 @@ from typing import Callable, Optional
 
 from . import __version__
 from . import commands as c
+from .host import boot_id
 from .limits import FD_RESERVE, FdLimitError, die_with_parent, load_libc, raise_nofile
 
 RESPONDERS: dict = {}
@@ -39,14 +40,6 @@ def responder(cmd_class):
         RESPONDERS[cmd_class] = fn.__name__
         return fn
     return mark
-
-
-def boot_id() -> str:
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            return f.read().strip()
-    except OSError:
-        return f"{platform.node()}-unknown"
 
 
 class Shard:
