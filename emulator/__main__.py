@@ -15,7 +15,15 @@ import sys
 
 from . import __version__, codec
 from . import commands as c
-from .params import CapacityParams, RampParams, non_negative_float, positive_float, positive_int
+from .params import (
+    CapacityParams,
+    RampParams,
+    loopback_address,
+    non_negative_float,
+    parse_endpoint,
+    positive_float,
+    positive_int,
+)
 
 
 def emit(obj: dict) -> None:
@@ -31,23 +39,6 @@ def parse_versions(text: str) -> tuple:
             f"OpenFlow version list {text!r}: each must be one of {', '.join(codec.VERSION_BY_NAME)}") from None
 
 
-def parse_endpoint(text: str) -> tuple:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"controller address {text!r} is not HOST:PORT")
-    return host, int(port)
-
-
-def loopback(text: str) -> str:
-    import ipaddress
-    try:
-        if ipaddress.ip_address(text).is_loopback:
-            return text
-    except ValueError:
-        pass
-    raise argparse.ArgumentTypeError(f"source address {text!r} must be a loopback address (127.0.0.0/8)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m emulator", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"bmwg-sdn emulator {__version__}")
@@ -59,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--openflow", type=parse_versions, default=(codec.OFP13,), metavar="1.3[,1.0]")
     cap.add_argument("--datapath-id-base", type=positive_int, default=1)
     cap.add_argument("--sessions-per-source", type=positive_int, default=20000)
-    cap.add_argument("--source-base", type=loopback, default="127.0.0.1", help="first loopback source address")
+    cap.add_argument("--source-base", type=loopback_address, default="127.0.0.1", help="first loopback source address")
     cap.add_argument("--deadline", type=positive_float, default=600.0, help="seconds before the trial is abandoned")
     cap.add_argument("--progress-interval", type=non_negative_float, default=1.0)
     return parser

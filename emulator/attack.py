@@ -41,6 +41,7 @@ from typing import Callable, NamedTuple, Optional
 from urllib.parse import urlsplit
 
 from . import codec
+from .params import loopback_address, parse_endpoint
 from .protocol import PushProducer
 from .testports import checksum
 
@@ -502,76 +503,94 @@ class AttackSpec:
         return self
 
 
+class AttackRun:
+    """One attack from its start to its result: paced by a looping call, ended by its count, its time, its
+    failure to start or :meth:`finish` (a signal)."""
+
+    def __init__(self, spec: AttackSpec, reactor, emit: Callable[[dict], None], now: Callable[[], float]):
+        self.spec = spec.effective()
+        host, port = self.spec.target
+        self.unit = KINDS[self.spec.kind].unit
+        self.stats = Stats(self.spec.kind, self.spec.sham,
+                           self.spec.url if self.spec.kind == "northbound" else f"{host}:{port}", self.spec.rate,
+                           self.unit, self.spec.max_count(), self.spec.seconds)
+        self.attack = ATTACKS[self.spec.kind](self.spec, self.stats, reactor)
+        self.pacer = Pacer(self.spec.rate, self.spec.max_count())
+        self.reactor, self.emit, self.now = reactor, emit, now
+        self.t0: Optional[float] = None
+        self.loop = None
+        self.done = False
+
+    def start(self) -> None:
+        from twisted.internet import defer
+
+        d = defer.maybeDeferred(self.attack.start)
+        d.addCallback(self._begin).addErrback(self._failed)
+
+    def finish(self, why: str) -> None:
+        if self.done:
+            return
+        self.done = True
+        if self.loop is not None and self.loop.running:
+            self.loop.stop()
+        stats = self.stats
+        if self.t0 is not None:
+            stats.seconds = self.now() - self.t0
+        stats.stopped_by = why
+        try:
+            self.attack.stop()
+        except Exception as exc:     # noqa: BLE001 - the result is still worth printing
+            stats.notes.append(f"stop: {type(exc).__name__}: {exc}")
+        self.emit({"event": "result", **stats.result()})
+        self.reactor.callLater(0.2, self.reactor.stop)    # let closes reach the kernel
+
+    def _tick(self) -> None:
+        stats, spec = self.stats, self.spec
+        elapsed = self.now() - self.t0
+        if elapsed >= spec.seconds:
+            self.finish("time")
+            return
+        n = min(self.pacer.due(elapsed) - stats.sent - stats.skipped, MAX_BATCH)
+        if n > 0:
+            self.attack.send(n)
+        if stats.sent + stats.skipped >= self.pacer.count:
+            if spec.kind != "half-open":
+                self.finish("count")
+            elif stats.sending_seconds is None:     # held until the time is up or the attack is stopped
+                stats.sending_seconds = self.now() - self.t0
+
+    def _begin(self, _) -> None:
+        from twisted.internet import task
+
+        if self.done:
+            return
+        spec = self.spec
+        self.t0 = self.now()
+        self.emit({"event": "started", "kind": spec.kind, "sham": spec.sham, "target": self.stats.target,
+                   "rate": spec.rate, "unit": self.unit, "max_count": self.pacer.count, "max_seconds": spec.seconds})
+        self.loop = task.LoopingCall(self._tick)
+        self.loop.clock = self.reactor
+        self.loop.start(TICK_S, now=True)
+
+    def _failed(self, failure) -> None:
+        if self.done:
+            return
+        self.done = True
+        self.emit({"event": "error", "kind": self.spec.kind, "sham": self.spec.sham,
+                   "error": failure.getErrorMessage() if failure.check(AttackError) else
+                   f"{failure.type.__name__}: {failure.getErrorMessage()}"})
+        self.reactor.callLater(0, self.reactor.stop)
+
+
 def run(spec: AttackSpec, reactor, emit: Callable[[dict], None], now: Callable[[], float] = time.monotonic):
     """Run ``spec`` on ``reactor`` until its count or time is used up or ``stop_now()`` is called; ``emit``
     gets the two events.  Returns a function that stops the attack (a signal handler calls it)."""
-    from twisted.internet import defer, task
-
-    spec = spec.effective()
-    host, port = spec.target
-    kind_unit = KINDS[spec.kind].unit
-    stats = Stats(spec.kind, spec.sham, spec.url if spec.kind == "northbound" else f"{host}:{port}", spec.rate,
-                  kind_unit, spec.max_count(), spec.seconds)
-    attack = ATTACKS[spec.kind](spec, stats, reactor)
-    pacer = Pacer(spec.rate, spec.max_count())
-    state = {"t0": None, "loop": None, "done": False}
-
-    def finish(why: str) -> None:
-        if state["done"]:
-            return
-        state["done"] = True
-        if state["loop"] is not None and state["loop"].running:
-            state["loop"].stop()
-        if state["t0"] is not None:
-            stats.seconds = now() - state["t0"]
-        stats.stopped_by = why
-        try:
-            attack.stop()
-        except Exception as exc:     # noqa: BLE001 - the result is still worth printing
-            stats.notes.append(f"stop: {type(exc).__name__}: {exc}")
-        emit({"event": "result", **stats.result()})
-        reactor.callLater(0.2, reactor.stop)    # let closes reach the kernel
-
-    def tick() -> None:
-        elapsed = now() - state["t0"]
-        if elapsed >= spec.seconds:
-            finish("time")
-            return
-        n = min(pacer.due(elapsed) - stats.sent - stats.skipped, MAX_BATCH)
-        if n > 0:
-            attack.send(n)
-        if stats.sent + stats.skipped >= pacer.count:
-            if spec.kind != "half-open":
-                finish("count")
-            elif stats.sending_seconds is None:     # held until the time is up or the attack is stopped
-                stats.sending_seconds = now() - state["t0"]
-
-    def begin(_):
-        if state["done"]:
-            return
-        state["t0"] = now()
-        emit({"event": "started", "kind": spec.kind, "sham": spec.sham, "target": stats.target,
-              "rate": spec.rate, "unit": kind_unit, "max_count": pacer.count, "max_seconds": spec.seconds})
-        state["loop"] = task.LoopingCall(tick)
-        state["loop"].clock = reactor
-        state["loop"].start(TICK_S, now=True)
-
-    def failed(failure):
-        if state["done"]:
-            return
-        state["done"] = True
-        emit({"event": "error", "kind": spec.kind, "sham": spec.sham,
-              "error": failure.getErrorMessage() if failure.check(AttackError) else
-              f"{failure.type.__name__}: {failure.getErrorMessage()}"})
-        reactor.callLater(0, reactor.stop)
-
-    d = defer.maybeDeferred(attack.start)
-    d.addCallback(begin).addErrback(failed)
-    return lambda: finish("signal")
+    attack_run = AttackRun(spec, reactor, emit, now)
+    attack_run.start()
+    return lambda: attack_run.finish("signal")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .__main__ import loopback, parse_endpoint
     p = argparse.ArgumentParser(prog="python -m emulator.attack", description=__doc__.splitlines()[0])
     p.add_argument("kind", choices=list(KINDS))
     p.add_argument("--target", type=parse_endpoint, required=True, metavar="HOST:PORT",
@@ -580,7 +599,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, required=True, help="the attack stops by itself after this")
     p.add_argument("--count", type=int, default=0, help="and after this many sends (default rate × seconds)")
     p.add_argument("--sham", action="store_true", help="the sham: the same load where no controller is")
-    p.add_argument("--source", type=loopback, default="127.0.0.1", help="loopback source address")
+    p.add_argument("--source", type=loopback_address, default="127.0.0.1", help="loopback source address")
     p.add_argument("--url", default="", help="northbound: the URL queried")
     p.add_argument("--auth", default="", help="northbound: user:password for HTTP basic authentication")
     p.add_argument("--concurrency", type=int, default=8, help="northbound: requests outstanding at most")

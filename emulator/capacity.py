@@ -17,6 +17,8 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from twisted.internet.defer import Deferred
+
 from .commands import (
     CLOSE_LOCAL,
     FAIL_EARLIER_DROPPED,
@@ -217,9 +219,13 @@ class CapacityRun(RampOwner):
                            elapsed_s=round((self.now_ns() - self.t_start) / 1e9, 3)))
         self._calls.append(self.reactor.callLater(self.cmd.progress_interval, self._progress))
 
-    def close_all(self) -> None:
-        """Reset every session (RST, no TIME_WAIT left to starve the next trial's ports)."""
-        self.ramp.stop()
+    def close_all(self) -> Deferred:
+        """End the trial here: no further connect, timer or event (a result not given yet never comes), and every
+        session reset (RST, no TIME_WAIT left to starve the next trial's ports).  Fires once every session is
+        gone."""
+        self.phase = "done"
+        self.cancel()
+        self.ramp.close()
         for s in self.sessions:
             if s.closed or s.transport is None:
                 continue
@@ -231,3 +237,4 @@ class CapacityRun(RampOwner):
                 except OSError:
                     pass
             s.transport.abortConnection()
+        return self.ramp.gone()

@@ -605,7 +605,10 @@ class Quiesce(Command):
 @wire
 @dataclass(frozen=True)
 class Disconnect(Command):
-    """Close every session this shard holds (traffic switches, fabric); keep the process."""
+    """The end of a trial: every switch this shard holds (traffic switches, a topology, a capacity trial, a
+    screen) stops connecting (no further group, retry or reconnect; connects under way stopped) and closes its
+    session; answered once all are gone, so nothing of the trial touches the controller's ports afterwards.  The
+    process stays."""
 
 
 @wire
@@ -748,7 +751,7 @@ class ScreenKind(Command):
 @wire
 @dataclass(frozen=True)
 class Close(Command):
-    """Close everything and stop the shard's reactor."""
+    """What ``Disconnect`` does, then stop the shard's reactor."""
 
 
 COMMANDS = tuple(c for c in _WIRE.values() if isinstance(c, type) and issubclass(c, Command))

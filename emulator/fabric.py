@@ -210,6 +210,7 @@ class Fabric(SessionListener):
         self.links_seen: set = set()   # (from Endpoint, to Endpoint) relayed at least once here
         self.change: Optional[dict] = None
         self._refresh_call = None
+        self._announce_calls: dict = {}   # session -> its hosts' first announcement, pending
         self._garp: dict = {}        # host MAC -> its gratuitous ARP frame (Scapy builds each once)
         # data plane
         if table_miss not in Pipeline.MISS_POLICIES:
@@ -287,7 +288,7 @@ class Fabric(SessionListener):
                 self._expire_call = self.clock.callLater(EXPIRE_PERIOD, self._expire)
         self.listener.session_ready(session)
         if self.clock is not None and self.host_delay > 0:
-            self.clock.callLater(self.host_delay, self.announce_hosts, session)
+            self._announce_calls[session] = self.clock.callLater(self.host_delay, self._announce_first, session)
         if self.clock is not None and self.host_refresh > 0 and self._refresh_call is None:
             self._refresh_call = self.clock.callLater(self.host_refresh, self._refresh_hosts)
 
@@ -388,6 +389,10 @@ class Fabric(SessionListener):
         self.hosts_announced += n
         return n
 
+    def _announce_first(self, session: FabricSwitch) -> None:
+        self._announce_calls.pop(session, None)
+        self.announce_hosts(session)
+
     def _refresh_hosts(self) -> None:
         self._refresh_call = None
         for sw in self.all_connections():
@@ -396,11 +401,14 @@ class Fabric(SessionListener):
             self._refresh_call = self.clock.callLater(self.host_refresh, self._refresh_hosts)
 
     def stop(self) -> None:
+        """No timer of the fabric fires any more (host announcements, their refresh, flow expiry)."""
+        calls, self._announce_calls = list(self._announce_calls.values()), {}
         for name in ("_refresh_call", "_expire_call"):
-            call = getattr(self, name)
+            calls.append(getattr(self, name))
+            setattr(self, name, None)
+        for call in calls:
             if call is not None and call.active():
                 call.cancel()
-            setattr(self, name, None)
 
     # ------------------------------------------------------------------ the relay
     def controller_message(self, sw: FabricSwitch, msg, t: int) -> None:

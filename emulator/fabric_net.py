@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from twisted.internet.defer import Deferred, succeed
+from twisted.internet.error import NotConnectingError
 from twisted.internet.protocol import ClientFactory, Factory
 from twisted.protocols.basic import Int32StringReceiver
 
@@ -93,7 +95,9 @@ class FabricNet:
         self.relay_factory = _RelayFactory(self.fabric)
         self.listener = reactor.listenTCP(0, self.relay_factory, interface=source)
         self.out: dict = {}            # (host, port) -> connected _Relay, or a list of records waiting for it
+        self.dials: dict = {}          # (host, port) -> the connector of a relay connection being made
         self.switches: list = []
+        self.closed = False
 
     @property
     def relay_address(self) -> tuple:
@@ -124,14 +128,20 @@ class FabricNet:
             net.out[addr] = p
 
         class Dial(ClientFactory):
+            def startedConnecting(self, connector):
+                net.dials[addr] = connector
+
             def buildProtocol(self, a):
-                return _Relay(net.fabric, connected)
+                net.dials.pop(addr, None)
+                return None if net.closed else _Relay(net.fabric, connected)
 
             def clientConnectionFailed(self, connector, reason):
+                net.dials.pop(addr, None)
                 lost = net.out.pop(addr, [])
                 net.fabric.not_delivered += len(lost) if isinstance(lost, list) else 0
 
-        self.reactor.connectTCP(addr[0], addr[1], Dial(), timeout=5)
+        if not self.closed:
+            self.reactor.connectTCP(addr[0], addr[1], Dial(), timeout=5)
 
     def connect(self, cmd: ConnectFabric):
         """Connect the owned switches, each to every controller ``cmd`` names, through the ramp (groups on the
@@ -217,9 +227,19 @@ class FabricNet:
         """(sessions lost after they were ready, what happened to the first few)."""
         return len(self.sessions.lost), "; ".join(self.sessions.lost[:3])
 
-    def close(self) -> None:
+    def close(self) -> Deferred:
+        """The end of the deployment: no switch connects, retries or reconnects any more (connects under way
+        stopped), every session and relay connection closed, the relay listener closed.  Fires once every switch
+        session is gone."""
+        self.closed = True
         if self.ramp is not None:
             self.ramp.close()
+        for connector in list(self.dials.values()):
+            try:
+                connector.stopConnecting()
+            except NotConnectingError:
+                pass
+        self.dials.clear()
         for port in self.test_ports.values():
             port.stop()
         self.fabric.stop()
@@ -230,3 +250,4 @@ class FabricNet:
             if isinstance(link, _Relay) and link.transport is not None:
                 link.transport.loseConnection()
         self.listener.stopListening()
+        return self.ramp.gone() if self.ramp is not None else succeed(None)

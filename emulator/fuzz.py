@@ -12,7 +12,8 @@ replays with ``--malformed-kinds FZ:...`` and nothing else.
 * ``random`` cases: ``count`` (message, field, value) triples drawn with ``random.Random(seed)``.
 
 Fuzz cases judge robustness only: the controller may process, answer, ignore or close as it likes; a
-HANG, CRASH or COLLATERAL fails.  Pure: standard library and the catalogue's templates.
+HANG, CRASH or COLLATERAL fails.  Pure: standard library, the codec and the marked messages
+(:mod:`emulator.marked`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import random
 import struct
 
 from . import codec
+from . import marked as mk
 from .codec import OFP10, OFP13
 
 PREFIX = "FZ:"
@@ -29,43 +31,42 @@ PREFIX = "FZ:"
 
 def _templates(version: int) -> dict:
     """{message: (bytes, ((field, offset, size), ...))} for ``version``."""
-    from . import malformed as mf
     head = (("version", 0, 1), ("type", 1, 1), ("length", 2, 2), ("xid", 4, 4))
     out = {
-        "echo_request": (mf.msg(version, codec.ECHO_REQUEST, b"fuzz"), head),
-        "barrier_reply": (mf.msg(version, "barrier_reply"), head),
-        "error": (mf.error(version, 1, 1, b"\0" * 16), head + (("err_type", 8, 2), ("code", 10, 2))),
-        "get_config_reply": (codec.encode_get_config_reply(version, mf.MARK_XID, 0, 128),
+        "echo_request": (mk.msg(version, codec.ECHO_REQUEST, b"fuzz"), head),
+        "barrier_reply": (mk.msg(version, "barrier_reply"), head),
+        "error": (mk.error(version, 1, 1, b"\0" * 16), head + (("err_type", 8, 2), ("code", 10, 2))),
+        "get_config_reply": (codec.encode_get_config_reply(version, mk.MARK_XID, 0, 128),
                              head + (("flags", 8, 2), ("miss_send_len", 10, 2))),
-        "port_status": (mf.port_status(version, reason=2, port_no=1),
+        "port_status": (mk.port_status(version, reason=2, port_no=1),
                         head + (("reason", 8, 1), ("port_no", 16, 2 if version == OFP10 else 4),
                                 ("config", 40 if version == OFP10 else 48, 4),
                                 ("state", 44 if version == OFP10 else 52, 4))),
-        "stats_reply": (codec.encode_desc_reply(version, mf.MARK_XID, "m", "h", "s", "1", "d"),
+        "stats_reply": (codec.encode_desc_reply(version, mk.MARK_XID, "m", "h", "s", "1", "d"),
                         head + (("stats_type", 8, 2), ("flags", 10, 2))),
     }
     if version == OFP10:
-        out["packet_in"] = (mf.pin(version), head + (("buffer_id", 8, 4), ("total_len", 12, 2), ("in_port", 14, 2),
+        out["packet_in"] = (mk.pin(version), head + (("buffer_id", 8, 4), ("total_len", 12, 2), ("in_port", 14, 2),
                                                      ("reason", 16, 1)))
-        out["features_reply"] = (codec.encode_features_reply(version, mf.MARK_XID, 0xB4D, 256, 254),
+        out["features_reply"] = (codec.encode_features_reply(version, mk.MARK_XID, 0xB4D, 256, 254),
                                  head + (("datapath_id", 8, 8), ("n_buffers", 16, 4), ("n_tables", 20, 1),
                                          ("capabilities", 24, 4), ("actions", 28, 4)))
-        out["flow_removed"] = (mf.flow_removed(version), head + (("wildcards", 8, 4), ("cookie", 48, 8),
+        out["flow_removed"] = (mk.flow_removed(version), head + (("wildcards", 8, 4), ("cookie", 48, 8),
                                                                  ("priority", 56, 2), ("reason", 58, 1),
                                                                  ("idle_timeout", 68, 2), ("packet_count", 72, 8)))
     else:
-        out["packet_in"] = (mf.pin(version), head + (("buffer_id", 8, 4), ("total_len", 12, 2), ("reason", 14, 1),
+        out["packet_in"] = (mk.pin(version), head + (("buffer_id", 8, 4), ("total_len", 12, 2), ("reason", 14, 1),
                                                      ("table_id", 15, 1), ("cookie", 16, 8), ("match.type", 24, 2),
                                                      ("match.length", 26, 2), ("oxm.header", 28, 4),
                                                      ("oxm.in_port", 32, 4)))
-        out["features_reply"] = (codec.encode_features_reply(version, mf.MARK_XID, 0xB4D, 256, 254),
+        out["features_reply"] = (codec.encode_features_reply(version, mk.MARK_XID, 0xB4D, 256, 254),
                                  head + (("datapath_id", 8, 8), ("n_buffers", 16, 4), ("n_tables", 20, 1),
                                          ("auxiliary_id", 21, 1), ("capabilities", 24, 4)))
-        out["flow_removed"] = (mf.flow_removed(version), head + (("cookie", 8, 8), ("priority", 16, 2),
+        out["flow_removed"] = (mk.flow_removed(version), head + (("cookie", 8, 8), ("priority", 16, 2),
                                                                  ("reason", 18, 1), ("table_id", 19, 1),
                                                                  ("idle_timeout", 28, 2), ("packet_count", 32, 8),
                                                                  ("match.length", 50, 2)))
-        out["role_reply"] = (codec.encode_role_reply(mf.MARK_XID, 2, 7), head + (("role", 8, 4),
+        out["role_reply"] = (codec.encode_role_reply(mk.MARK_XID, 2, 7), head + (("role", 8, 4),
                                                                                   ("generation_id", 16, 8)))
     return out
 
@@ -149,6 +150,6 @@ def cases(modes: tuple, version: int, count: int, seed: int) -> list:
 
 def self_check() -> None:  # pragma: no cover - exercised by the unit tests
     for version in (OFP10, OFP13):
-        for message, (data, fields) in templates(version).items():
+        for message, (data, _fields) in templates(version).items():
             length = struct.unpack_from("!H", data, 2)[0]
             assert length == len(data), message

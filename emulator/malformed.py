@@ -3,8 +3,8 @@
 Each :class:`Kind` is one record: its id and class (the outline of ``docs/benchmarks/
 malformed_message_handling.md``, after the research catalogue), the OpenFlow versions it applies to,
 the stage of the session where it is sent, how its bytes are made, the ideal reaction, the outcomes
-that pass, and its hazard.  The bytes are made from struct templates once per (kind, version)
-(:func:`payload` is cached), never per send.
+that pass, and its hazard.  The bytes are made from the struct templates of :mod:`emulator.marked` once per
+(kind, version) (:func:`payload` is cached), never per send.
 
 Every injected message that names a datapath frame carries the marker source MAC :data:`MARK_MAC`
 and the buffer id :data:`MARK_BUFFER`, and its xid is :data:`MARK_XID`, so what the controller does
@@ -14,7 +14,8 @@ kind; a PACKET_OUT or FLOW_MOD naming MARK_BUFFER or MARK_MAC acted on it.
 Outcomes (decided by :func:`classify` from what the emulator saw, nothing from inside the controller):
 CONFORMANT, TOLERANT, CLOSED, SIDE-EFFECT, COLLATERAL, HANG, CRASH, in rising severity.
 
-Pure: standard library and :mod:`emulator.codec` only (both the shard and the harness import it).
+Pure: standard library, :mod:`emulator.codec`, :mod:`emulator.marked` and the fuzzer's cases (:mod:`emulator.fuzz`)
+only (both the shard and the harness import it).
 """
 
 from __future__ import annotations
@@ -25,8 +26,40 @@ import struct
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from . import codec
+from . import codec, fuzz
 from .codec import OFP10, OFP13
+from .marked import (  # noqa: F401  (re-exported: the catalogue's builders, used by the screen and the tests)
+    IN_PORT_1,
+    MARK_BUFFER,
+    MARK_MAC,
+    MARK_XID,
+    apply_actions,
+    arp_frame,
+    bitmap_element,
+    bucket,
+    drip,
+    error,
+    experimenter,
+    flow_removed,
+    flow_stats,
+    flow_stats_10,
+    flow_stats_13,
+    group_desc,
+    hdr,
+    hello13,
+    match13,
+    msg,
+    multipart_reply,
+    other,
+    output_action,
+    oxm,
+    packet_in,
+    pin,
+    port,
+    port_status,
+    queue_config_reply,
+    seeded_bytes,
+)
 
 # --------------------------------------------------------------------------- outcomes
 
@@ -59,9 +92,6 @@ STAGES = (SESSION, HELLO_STAGE, PRE_HELLO, SILENT, NO_FEATURES, FEATURES, EARLY,
 # Ideal reactions when the ideal is not an ERROR.
 DISCARD, PROCESS, HANDSHAKE, CLOSE = "discard", "process", "handshake", "close"
 
-MARK_XID = 0xB4D0_0001
-MARK_BUFFER = 0x0BAD_0001
-MARK_MAC = bytes.fromhex("02bad05cee01")
 ACTS = ("packet_out", "flow_mod")
 
 # OpenFlow error types and codes the catalogue names (OpenFlow 1.3 numbering; 1.0 agrees for these).
@@ -109,167 +139,6 @@ class Kind:
 
     def applies(self, version: int) -> bool:
         return version in self.versions
-
-
-# --------------------------------------------------------------------------- byte templates
-
-def hdr(version: int, type_: int, length: int, xid: int = MARK_XID) -> bytes:
-    return struct.pack("!BBHI", version, type_, length, xid)
-
-
-def msg(version: int, type_, body: bytes = b"", xid: int = MARK_XID) -> bytes:
-    """A message with a correct length field; ``type_`` a number or a name."""
-    if isinstance(type_, str):
-        type_ = codec.msg_type(version, type_)
-    return hdr(version, type_, 8 + len(body), xid) + body
-
-
-def arp_frame(src: bytes = MARK_MAC) -> bytes:
-    """A broadcast ARP request from ``src``, padded to 60 bytes."""
-    eth = b"\xff" * 6 + src + b"\x08\x06"
-    arp = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, 1, src, bytes([10, 0, 0, 1]), b"\0" * 6, bytes([10, 0, 0, 2]))
-    return (eth + arp).ljust(60, b"\0")
-
-
-def oxm(field_no: int, value: bytes, mask: bytes = b"", cls: int = 0x8000) -> bytes:
-    has = 1 if mask else 0
-    return struct.pack("!HBB", cls, field_no << 1 | has, len(value) + len(mask)) + value + mask
-
-
-IN_PORT_1 = oxm(0, struct.pack("!I", 1))
-
-
-def match13(oxms: bytes = IN_PORT_1, mtype: int = 1, length: Optional[int] = None, pad: bool = True) -> bytes:
-    """An ofp_match: ``length`` defaults to 4 + the OXMs; padded to 8 bytes unless ``pad`` is off."""
-    body = struct.pack("!HH", mtype, 4 + len(oxms) if length is None else length) + oxms
-    return body + b"\0" * ((-len(body)) % 8 if pad else 0)
-
-
-def packet_in(version: int, data: bytes = b"", *, buffer_id: int = MARK_BUFFER, total_len: Optional[int] = None,
-              reason: int = 0, table_id: int = 0, cookie: int = 0, match: Optional[bytes] = None,
-              in_port: int = 1, xid: int = MARK_XID, type_: int = codec.PACKET_IN) -> bytes:
-    total = len(data) if total_len is None else total_len
-    if version == OFP10:
-        body = struct.pack("!IHHBx", buffer_id, total, in_port, reason) + data
-    else:
-        m = match13(oxm(0, struct.pack("!I", in_port))) if match is None else match
-        body = struct.pack("!IHBBQ", buffer_id, total, reason, table_id, cookie) + m + b"\0\0" + data
-    return hdr(version, type_, 8 + len(body), xid) + body
-
-
-def pin(version: int, **kw) -> bytes:
-    """The marked PACKET_IN (an ARP from MARK_MAC), with any field overridden."""
-    kw.setdefault("data", arp_frame())
-    return packet_in(version, **kw)
-
-
-def multipart_reply(version: int, mp_type: int, body: bytes, flags: int = 0, xid: int = MARK_XID) -> bytes:
-    head = struct.pack("!HH", mp_type, flags) if version == OFP10 else struct.pack("!HH4x", mp_type, flags)
-    return msg(version, "stats_reply", head + body, xid)
-
-
-def flow_stats_13(instructions: bytes, length: Optional[int] = None) -> bytes:
-    m = match13(b"")
-    entry_len = 48 + len(m) + len(instructions)
-    return struct.pack("!HBxIIHHHH4xQQQ", entry_len if length is None else length, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0) \
-        + m + instructions
-
-
-def flow_stats_10(actions: bytes, length: Optional[int] = None) -> bytes:
-    entry_len = 88 + len(actions)
-    return struct.pack("!HBx40sIIHHH6xQQQ", entry_len if length is None else length, 0, b"\0" * 40, 1, 0, 1, 0, 0,
-                       0, 0, 0) + actions
-
-
-def flow_stats(version: int, actions10: bytes = b"", instructions13: bytes = b"", length: Optional[int] = None):
-    if version == OFP10:
-        return multipart_reply(version, codec.MP_FLOW, flow_stats_10(actions10, length))
-    return multipart_reply(version, codec.MP_FLOW, flow_stats_13(instructions13, length))
-
-
-def output_action(version: int, port: int = 1) -> bytes:
-    if version == OFP10:
-        return struct.pack("!HHHH", 0, 8, port, 0xFFFF)
-    return struct.pack("!HHIH6x", 0, 16, port, 0xFFFF)
-
-
-def apply_actions(actions: bytes, length: Optional[int] = None) -> bytes:
-    return struct.pack("!HH4x", 4, 8 + len(actions) if length is None else length) + actions
-
-
-def group_desc(bucket: bytes) -> bytes:
-    return multipart_reply(OFP13, 7, struct.pack("!HBxI", 8 + len(bucket), 0, 1) + bucket)
-
-
-def bucket(actions: bytes, length: Optional[int] = None) -> bytes:
-    return struct.pack("!HHII4x", 16 + len(actions) if length is None else length, 0, 0xFFFFFFFF, 0xFFFFFFFF) \
-        + actions
-
-
-def queue_config_reply(version: int, prop_len: int) -> bytes:
-    prop = struct.pack("!HH4xH6x", 1, prop_len, 100)           # OFPQT_MIN_RATE, 16 bytes when well formed
-    if version == OFP10:
-        queue = struct.pack("!IH2x", 1, 8 + len(prop)) + prop
-        return msg(version, "queue_get_config_reply", struct.pack("!H6x", 1) + queue)
-    queue = struct.pack("!IIH6x", 1, 1, 16 + len(prop)) + prop
-    return msg(version, "queue_get_config_reply", struct.pack("!I4x", 1) + queue)
-
-
-def port(version: int, port_no: int = 1, name: Optional[bytes] = None) -> bytes:
-    spec = codec.port_spec(0xB4D, port_no & 0xFFFF if version == OFP10 else port_no)
-    body = codec.encode_port(version, spec)
-    if version == OFP10:
-        body = struct.pack("!H", port_no) + body[2:]
-    else:
-        body = struct.pack("!I", port_no) + body[4:]
-    if name is not None:
-        at = 8 if version == OFP10 else 16
-        body = body[:at] + name + body[at + 16:]
-    return body
-
-
-def port_status(version: int, reason: int = 0, port_no: int = 1, name: Optional[bytes] = None) -> bytes:
-    return msg(version, codec.PORT_STATUS, struct.pack("!B7x", reason) + port(version, port_no, name))
-
-
-def hello13(elements: bytes, version: int = OFP13) -> bytes:
-    return msg(version, codec.HELLO, elements)
-
-
-def bitmap_element(bitmap: int, length: int = 8) -> bytes:
-    return struct.pack("!HHI", 1, length, bitmap)
-
-
-def seeded_bytes(n: int, seed: int) -> bytes:
-    return random.Random(seed).randbytes(n)
-
-
-def experimenter(version: int, exp_id: int = 0xDEADBEEF, short: bool = False) -> bytes:
-    if short:
-        return msg(version, codec.EXPERIMENTER, b"\xde\xad")
-    body = struct.pack("!II", exp_id, 1) if version == OFP13 else struct.pack("!I", exp_id) + b"\0" * 4
-    return msg(version, codec.EXPERIMENTER, body)
-
-
-def flow_removed(version: int) -> bytes:
-    if version == OFP10:
-        body = b"\0" * 40 + struct.pack("!QHBxIIH2xQQ", 0xB4D, 1, 0, 1, 0, 0, 0, 0)
-    else:
-        body = struct.pack("!QHBBIIHHQQ", 0xB4D, 1, 0, 0, 1, 0, 0, 0, 0, 0) + match13(oxm(3, MARK_MAC))
-    return msg(version, codec.FLOW_REMOVED, body)
-
-
-def error(version: int, err_type: int, code: int, data: bytes = b"") -> bytes:
-    return msg(version, codec.ERROR, struct.pack("!HH", err_type, code) + data)
-
-
-def other(version: int) -> int:
-    """The supported version this session did not negotiate."""
-    return OFP10 if version == OFP13 else OFP13
-
-
-def drip(message: bytes, every: float = 0.1) -> list:
-    return [(every * i, message[i:i + 1]) for i in range(len(message))]
 
 
 # --------------------------------------------------------------------------- the catalogue
@@ -533,7 +402,6 @@ def kind_of(kind_id: str) -> Kind:
     with one field changed, judged on robustness only (it may be processed, answered, ignored or closed)."""
     if kind_id in BY_ID:
         return BY_ID[kind_id]
-    from . import fuzz
     message, field, value = fuzz.parse(kind_id)
     versions = tuple(v for v in (OFP10, OFP13) if message in fuzz.templates(v))
     return Kind(id=fuzz.case_id(message, field, value), title=f"{message} with {field} = {value:#x} (fuzzer)",
@@ -598,20 +466,35 @@ def _obs(obs, name: str, default=None):
 def classify(kind: Kind, obs, alive: bool, params) -> tuple:
     """(outcome, detail) of one observation (a :class:`~emulator.commands.ScreenObservation` or its dict) of
     ``kind``; ``alive``: the controller process still ran afterwards; ``params``: the ScreenParams.
-    The first rule that holds decides, most severe first."""
+    The first rule that holds decides, most severe first (:data:`RULES`, then the probe's own reaction)."""
     g = functools.partial(_obs, obs)
     if g("error"):
         return NOT_SCREENED, g("error")
     if not alive:
         return CRASH, "the controller process ended"
-    hang_ms = params.hang_s * 1000
-    if g("sentinel_max_wait_ms", 0.0) >= hang_ms:
+    for rule in RULES:
+        found = rule(kind, g, params)
+        if found is not None:
+            return found
+    return _reaction(kind, g)
+
+
+def _hung(kind: Kind, g, params) -> Optional[tuple]:
+    if g("sentinel_max_wait_ms", 0.0) >= params.hang_s * 1000:
         return HANG, (f"a sentinel probe waited {g('sentinel_max_wait_ms') / 1000:.1f} s for an answer "
                       f"(>= {params.hang_s:g} s) while the controller process lived")
+    return None
+
+
+def _others_harmed(kind: Kind, g, params) -> Optional[tuple]:
     if g("sentinel_closed"):
         return COLLATERAL, f"the innocent sentinel session was dropped ({g('sentinel_closed')})"
     if g("fresh_handshake_ms") is None:
         return COLLATERAL, f"a new switch could not complete a handshake afterwards ({g('fresh_error') or 'no answer'})"
+    return None
+
+
+def _acted_on(kind: Kind, g, params) -> Optional[tuple]:
     acted = [a for a in g("acted", []) if a[1] in kind.forbid]
     if acted:
         ms, name, how = acted[0]
@@ -619,12 +502,26 @@ def classify(kind: Kind, obs, alive: bool, params) -> tuple:
                             f"{ms:.1f} ms after it was sent ({len(acted)} such answer(s))"
     if kind.max_answers is not None and g("answers", 0) > kind.max_answers:
         return SIDE_EFFECT, f"{g('answers')} PACKET_OUT/FLOW_MOD answers (at most {kind.max_answers} expected)"
+    return None
+
+
+def _sentinel_slowed(kind: Kind, g, params) -> Optional[tuple]:
     before, during = p99(g("baseline_ms", [])), p99(g("during_ms", []))
     if before is not None and during is not None:
         limit = max(params.collateral_ratio * before, before + params.collateral_floor_ms)
         if during > limit:
             return COLLATERAL, (f"sentinel p99 round trip {during:.2f} ms after the kind, {before:.2f} ms before "
                                 f"(limit {limit:.2f} ms)")
+    return None
+
+
+# The rules before the probe's own reaction, most severe first: each (kind, observation getter, params) -> an
+# (outcome, detail) when it holds, else None.
+RULES = (_hung, _others_harmed, _acted_on, _sentinel_slowed)
+
+
+def _reaction(kind: Kind, g) -> tuple:
+    """The outcome from what the probe session saw: the ideal ERROR, a close, or the kind's expected reaction."""
     errors = [r for r in g("replies", []) if r[1] == "error"]
     closed = g("probe_closed", "")
     if kind.error is not None:
@@ -639,21 +536,34 @@ def classify(kind: Kind, obs, alive: bool, params) -> tuple:
         return CLOSED, f"the controller closed the probe session ({closed})" + (
             f" after ERROR {_err(errors[0])}" if errors else "")
     other = f"ERROR {_err(errors[0])} (not the ideal)" if errors else ""
-    if kind.react == PROCESS:
-        answered = [a[1] for a in g("acted", [])] or [r[1] for r in g("replies", []) if r[2] == MARK_XID
-                                                       and r[1] != "error"]
-        if answered or kind.max_answers is not None and g("answers", 0):
-            return CONFORMANT, f"processed: {(answered[0] if answered else 'answered').upper()}"
-        return TOLERANT, other or "not acted on (discarded)"
-    if kind.react == HANDSHAKE:
-        if g("features_requested"):
-            return CONFORMANT, "the handshake went on (FEATURES_REQUEST)"
-        return TOLERANT, "the handshake did not go on, the session stayed open"
-    if kind.react == CLOSE:
-        return TOLERANT, other or "the session was kept open"
+    expected = _EXPECTED.get(kind.react)
+    if expected is not None:
+        return expected(kind, g, other)
     if kind.error is not None:
         return TOLERANT, other or "discarded: no ERROR, no action"
     return (TOLERANT, other) if errors else (CONFORMANT, "no reply, no action (discarded)")
+
+
+def _processed(kind: Kind, g, other: str) -> tuple:
+    answered = [a[1] for a in g("acted", [])] or [r[1] for r in g("replies", []) if r[2] == MARK_XID
+                                                   and r[1] != "error"]
+    if answered or kind.max_answers is not None and g("answers", 0):
+        return CONFORMANT, f"processed: {(answered[0] if answered else 'answered').upper()}"
+    return TOLERANT, other or "not acted on (discarded)"
+
+
+def _handshake_went_on(kind: Kind, g, other: str) -> tuple:
+    if g("features_requested"):
+        return CONFORMANT, "the handshake went on (FEATURES_REQUEST)"
+    return TOLERANT, "the handshake did not go on, the session stayed open"
+
+
+def _kept_open(kind: Kind, g, other: str) -> tuple:
+    return TOLERANT, other or "the session was kept open"
+
+
+# The outcome of an unclosed probe without the ideal ERROR, by the kind's expected reaction.
+_EXPECTED = {PROCESS: _processed, HANDSHAKE: _handshake_went_on, CLOSE: _kept_open}
 
 
 def _err(reply) -> str:

@@ -280,40 +280,12 @@ class AnswerQueue:
         """Send every answer whose time has come; set the timer for the next."""
         self.timer = None
         now = self.clock.seconds()
-        entries, out = self.entries, {}
-        next_at = None
+        out: dict = {}
         if self.interval:
-            interval = self.interval
-            while entries:
-                ready = entries[0][0]
-                slot = self.base + self.k * interval
-                if ready > slot:          # the queue fell idle: a new busy period starts at this answer
-                    self.base, self.k, slot = ready, 0, ready
-                if slot > now:
-                    next_at = slot
-                    break
-                _, proto, answer, _n = entries.popleft()
-                self.k += 1
-                batch = out.get(proto)
-                if batch is None:
-                    out[proto] = [answer]
-                else:
-                    batch.append(answer)
-            counts = None
+            counts, next_at = None, self._take_paced(now, out)
         else:
             counts = {}
-            while entries:
-                ready = entries[0][0]
-                if ready > now:
-                    next_at = ready
-                    break
-                _, proto, answer, n = entries.popleft()
-                batch = out.get(proto)
-                if batch is None:
-                    out[proto], counts[proto] = [answer], n
-                else:
-                    batch.append(answer)
-                    counts[proto] += n
+            next_at = self._take_due(now, out, counts)
         for proto, batch in out.items():
             n = len(batch) if counts is None else counts[proto]
             self.pending -= n
@@ -331,6 +303,43 @@ class AnswerQueue:
             self.paused.clear()
         if next_at is not None:
             self.timer = self.clock.callLater(max(0.0, next_at - now), self.run)
+
+    def _take_paced(self, now: float, out: dict):
+        """With a rate cap: the answers whose pacing slot has come, one each, into ``out`` (protocol -> answers);
+        the next slot's time, or None when the queue is empty."""
+        entries, interval = self.entries, self.interval
+        while entries:
+            ready = entries[0][0]
+            slot = self.base + self.k * interval
+            if ready > slot:          # the queue fell idle: a new busy period starts at this answer
+                self.base, self.k, slot = ready, 0, ready
+            if slot > now:
+                return slot
+            _, proto, answer, _n = entries.popleft()
+            self.k += 1
+            batch = out.get(proto)
+            if batch is None:
+                out[proto] = [answer]
+            else:
+                batch.append(answer)
+        return None
+
+    def _take_due(self, now: float, out: dict, counts: dict):
+        """Without a cap: the entries whose time has come into ``out`` (protocol -> joined answers) and ``counts``
+        (protocol -> answers); the next entry's time, or None when the queue is empty."""
+        entries = self.entries
+        while entries:
+            ready = entries[0][0]
+            if ready > now:
+                return ready
+            _, proto, answer, n = entries.popleft()
+            batch = out.get(proto)
+            if batch is None:
+                out[proto], counts[proto] = [answer], n
+            else:
+                batch.append(answer)
+                counts[proto] += n
+        return None
 
 
 def lldp_frame(dpid: int) -> bytes:

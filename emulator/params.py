@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import ipaddress
 import math
 import os
 from dataclasses import dataclass, field
@@ -57,6 +58,24 @@ def fraction(text) -> float:
 
 def port_number(text) -> int:
     return _number(text, int, "a port number 1..65535", lambda v: 0 < v < 65536)
+
+
+def parse_endpoint(text: str) -> tuple:
+    """``HOST:PORT`` as (host, port)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"controller address {text!r} is not HOST:PORT")
+    return host, int(port)
+
+
+def loopback_address(text: str) -> str:
+    """An address in 127.0.0.0/8 (the emulator's source addresses, an attack's target)."""
+    try:
+        if ipaddress.ip_address(text).is_loopback:
+            return text
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"source address {text!r} must be a loopback address (127.0.0.0/8)")
 
 
 def choice(*names: str) -> Callable[[str], str]:

@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 from . import commands as c
+from .host import boot_id, is_loopback
 from .limits import FD_RESERVE
-from .ramp import is_loopback
-from .shard import boot_id
 from .stopping import StopRequest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

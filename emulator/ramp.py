@@ -19,6 +19,11 @@ The policy is in attributes, as in Twisted's ``ReconnectingClientFactory``:
   session is ready again; until :meth:`Ramp.close`.  A real switch keeps reconnecting to each of its
   controllers this way.
 
+The end of a trial is :meth:`Ramp.close`: no further group, retry or reconnect, and every connect still under way
+stopped (Twisted's ``IConnector.stopConnecting``); :meth:`Ramp.gone` fires once every session the ramp opened has
+closed as well.  From then on nothing of the ramp touches the network: a port the trial's controller had may be
+handed to the next one.
+
 The ramp sits between the switch sessions and their owner: it is (or is told by) the sessions'
 :class:`~emulator.protocol.SessionListener`, counts each session settled once, and passes every
 event on to the owner (:class:`RampOwner`), who may end the ramp after any group.
@@ -35,19 +40,11 @@ from twisted.internet.defer import Deferred
 from twisted.internet.protocol import ClientFactory
 
 from .commands import CLOSE_LOCAL, FAIL_CONNECT_TIMEOUT, FAIL_LOCAL, FAIL_REFUSED
+from .host import is_loopback
 from .params import RampParams
 from .protocol import SessionListener
 
 LOCAL_ERRNOS = {errno.EADDRNOTAVAIL, errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.EADDRINUSE}
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def source_address(base: str, index: int, per_source: int) -> str:
@@ -110,13 +107,15 @@ class _Factory(ClientFactory):
         self.attempts = 1
         self.settled = False          # its first session was counted ready or failed
         self.backoff = ramp.reconnect_delay
-        self.timer = None             # the pending reconnect
+        self.timer = None             # the pending retry or reconnect
+        self.connector = None         # the connect under way
         self.forgotten = False        # never reconnect (the switch was taken down)
 
+    def startedConnecting(self, connector):
+        self.ramp._connecting_now(self, connector)
+
     def buildProtocol(self, addr):
-        proto = self.ramp.build(self.index, self.key)
-        proto.factory = self
-        return proto
+        return self.ramp._connected(self)
 
     def clientConnectionFailed(self, connector, reason):
         self.ramp._connect_failed(self, connector, reason)
@@ -162,9 +161,13 @@ class Ramp(SessionListener):
         self.reconnects = 0       # reconnect attempts started
         self.reconnected = 0      # sessions ready again after a reconnect
         self.closed = False
+        self.live = 0             # sessions connected and not closed yet
         self._factories: list = []
         self._pending = 0
         self._timer = None
+        self._connecting: set = set()   # factories with a connect under way
+        self._waiting: set = set()      # factories with a retry or reconnect pending
+        self._gone: list = []           # Deferreds of gone()
 
     @classmethod
     def from_params(cls, p: RampParams, reactor, address: tuple, keys, build, owner=None, **policy) -> "Ramp":
@@ -189,18 +192,41 @@ class Ramp(SessionListener):
                 self._finish()
 
     def close(self) -> None:
-        """Stop, and never reconnect again (the owner is closing its sessions)."""
+        """The trial is over (the owner is closing its sessions): open no further group, retry and reconnect
+        nothing, and stop every connect still under way.  ``done`` fires now if it has not."""
         self.stop()
         self.closed = True
-        for factory in self._factories:
-            self._cancel_reconnect(factory)
+        for factory in list(self._waiting):
+            self._cancel_timer(factory)
+        for factory in list(self._connecting):
+            connector, factory.connector = factory.connector, None
+            self._connecting.discard(factory)
+            try:
+                connector.stopConnecting()    # Twisted fails the attempt at once (clientConnectionFailed)
+            except terror.NotConnectingError:
+                pass
+        self._finish()
+        self._check_gone()
+
+    def gone(self) -> Deferred:
+        """Fires (with None) once the ramp is closed and every session it opened has closed."""
+        d: Deferred = Deferred()
+        self._gone.append(d)
+        self._check_gone()
+        return d
+
+    def _check_gone(self) -> None:
+        if self.closed and self.live <= 0 and not self._connecting:
+            waiting, self._gone = self._gone, []
+            for d in waiting:
+                d.callback(None)
 
     def forget(self, which: Callable[[object], bool]) -> None:
         """Never reconnect the keys ``which(key)`` picks (their switch was taken down for good)."""
-        for factory in self._factories:
+        for factory in set(self._factories) | self._waiting:
             if which(factory.key):
                 factory.forgotten = True
-                self._cancel_reconnect(factory)
+                self._cancel_timer(factory)
 
     def _open_group(self) -> None:
         self._timer = None
@@ -219,17 +245,40 @@ class Ramp(SessionListener):
             self._timer = self.reactor.callLater(self.delay, self._open_group)
 
     def _connect(self, factory: _Factory) -> None:
+        if self.closed:
+            return
         host, port = (self.host, self.port) if self.address_of is None else self.address_of(factory.key)
         bind = None
         if self.source_base is not None and is_loopback(host):
             try:
                 bind = (source_address(self.source_base, factory.index, self.per_source), 0)
             except ValueError as exc:
-                self.reactor.callLater(0, self._connect_failed, factory, None, terror.ConnectBindError(str(exc)))
+                self._later(factory, 0, self._connect_failed, None, terror.ConnectBindError(str(exc)))
                 return
         self.reactor.connectTCP(host, port, factory, timeout=self.connect_timeout, bindAddress=bind)
 
+    def _connecting_now(self, factory: _Factory, connector) -> None:
+        factory.connector = connector
+        self._connecting.add(factory)
+
+    def _connected(self, factory: _Factory):
+        """The TCP connect of ``factory`` succeeded: its session (none once the ramp is closed: Twisted then
+        drops the connection)."""
+        factory.connector = None
+        self._connecting.discard(factory)
+        if self.closed:
+            return None
+        proto = self.build(factory.index, factory.key)
+        proto.factory = factory
+        self.live += 1
+        return proto
+
     def _connect_failed(self, factory: _Factory, connector, reason) -> None:
+        factory.connector = None
+        self._connecting.discard(factory)
+        if self.closed:                     # stopped by close(), or failed after it: nothing more to do
+            self._check_gone()
+            return
         kind, detail = classify_connect_failure(reason)
         if factory.settled:                 # a reconnect that failed: try again later
             self._reconnect_later(factory)
@@ -237,14 +286,19 @@ class Ramp(SessionListener):
         if kind != FAIL_LOCAL and factory.attempts <= self.retries and connector is not None and not self.stopped:
             factory.attempts += 1
             self.retried += 1
-            self.reactor.callLater(self.retry_delay, connector.connect)
+            self._later(factory, self.retry_delay, self._retry)
             return
+        self._cancel_timer(factory)
         self.failed += 1
         factory.settled = True
         self.owner.connect_failed(factory.index, factory.key, kind, detail)
         self._settled()
         if kind != FAIL_LOCAL:
             self._reconnect_later(factory)
+
+    def _retry(self, factory: _Factory) -> None:
+        """The first connect of ``factory`` failed: try it again (a new connect to the same address)."""
+        self._connect(factory)
 
     # ------------------------------------------------------------------ reconnecting
     def _reconnect_later(self, factory: _Factory) -> None:
@@ -254,20 +308,32 @@ class Ramp(SessionListener):
             return
         delay = factory.backoff
         factory.backoff = min(delay * 2, self.reconnect_max_delay)
-        factory.timer = self.reactor.callLater(delay, self._reconnect, factory)
+        self._later(factory, delay, self._reconnect)
 
     def _reconnect(self, factory: _Factory) -> None:
-        factory.timer = None
         if self.closed or factory.forgotten:
             return
         self.reconnects += 1
         self._connect(factory)
 
-    @staticmethod
-    def _cancel_reconnect(factory: _Factory) -> None:
+    # ------------------------------------------------------------------ the pending retries and reconnects
+    def _later(self, factory: _Factory, delay: float, fn, *args) -> None:
+        """``fn(factory, *args)`` after ``delay`` s: the factory's one pending retry or reconnect, which
+        :meth:`close` cancels."""
+        self._cancel_timer(factory)
+        factory.timer = self.reactor.callLater(delay, self._fire, factory, fn, args)
+        self._waiting.add(factory)
+
+    def _fire(self, factory: _Factory, fn, args) -> None:
+        factory.timer = None
+        self._waiting.discard(factory)
+        fn(factory, *args)
+
+    def _cancel_timer(self, factory: _Factory) -> None:
         if factory.timer is not None and factory.timer.active():
             factory.timer.cancel()
         factory.timer = None
+        self._waiting.discard(factory)
 
     # ------------------------------------------------------------------ SessionListener
     def session_ready(self, session) -> None:
@@ -286,6 +352,9 @@ class Ramp(SessionListener):
     def session_closed(self, session, kind: str, detail: str) -> None:
         self.owner.session_closed(session, kind, detail)
         factory = getattr(session, "factory", None)
+        if isinstance(factory, _Factory) and factory.ramp is self:
+            self.live -= 1
+            self._check_gone()
         counted = isinstance(factory, _Factory) and factory.settled
         if not session.ready and not counted:
             if isinstance(factory, _Factory):

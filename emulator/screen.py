@@ -24,6 +24,7 @@ import time
 from typing import Callable, Optional
 
 from twisted.internet.defer import Deferred
+from twisted.internet.error import NotConnectingError
 from twisted.internet.protocol import ClientFactory
 
 from . import codec
@@ -54,6 +55,8 @@ class ScreenSwitch(SwitchProtocol):
 
     def connectionMade(self):
         self.t_connect = self.now_ns()
+        if not self.screen.session_connected(self):
+            return
         if self.role == "probe" and self.stage not in AFTER_HANDSHAKE:
             self.t_connected = self.t_connect
             self.screen.probe_connected(self)
@@ -118,22 +121,42 @@ class ScreenSwitch(SwitchProtocol):
 class _Dial(ClientFactory):
     def __init__(self, protocol: ScreenSwitch, failed: Callable[[ScreenSwitch, str], None]):
         self.protocol_instance, self.failed = protocol, failed
+        self.connector = None          # while the connect is under way
+
+    def startedConnecting(self, connector):
+        self.connector = connector
 
     def buildProtocol(self, addr):
+        self.connector = None
         return self.protocol_instance
 
     def clientConnectionFailed(self, connector, reason):
+        self.connector = None
         self.failed(self.protocol_instance, f"connect failed: {reason.getErrorMessage()}")
+
+    def stop(self) -> None:
+        """Stop the connect if it is still under way (it then fails at once)."""
+        connector, self.connector = self.connector, None
+        if connector is not None:
+            try:
+                connector.stopConnecting()
+            except NotConnectingError:
+                pass
 
 
 def tcp_connector(reactor, host: str, port: int, timeout: float = 5.0):
-    def connect(proto: ScreenSwitch, failed: Callable[[ScreenSwitch, str], None]) -> None:
-        reactor.connectTCP(host, port, _Dial(proto, failed), timeout=timeout)
+    """``connect(switch, failed)`` over TCP to ``host:port``; it returns what stops the connect (``stop()``)."""
+    def connect(proto: ScreenSwitch, failed: Callable[[ScreenSwitch, str], None]) -> _Dial:
+        dial = _Dial(proto, failed)
+        reactor.connectTCP(host, port, dial, timeout=timeout)
+        return dial
     return connect
 
 
 class KindScreen(SessionListener):
-    """One kind screened (see the module text); :meth:`run` fires with the observation."""
+    """One kind screened (see the module text); :meth:`run` fires with the observation.  ``connect(switch,
+    failed)`` starts a switch's connect and may return something with ``stop()`` that stops it while it is
+    under way; the end of the screen stops those, and :meth:`gone` fires once every session has closed."""
 
     def __init__(self, clock, cmd: ScreenKind, connect: Callable, now_ns: Callable[[], int] = time.monotonic_ns):
         self.clock = clock
@@ -164,6 +187,9 @@ class KindScreen(SessionListener):
         self._seq = 0
         self._calls: list = []
         self._sessions: list = []
+        self._dials: list = []           # what stops each switch's connect (from ``connect``), if anything
+        self._open: set = set()          # sessions connected and not closed
+        self._gone: list = []
         self._sampling = None
         self.sentinel = self.probe = self.twin = self.fresh = None
 
@@ -178,8 +204,19 @@ class KindScreen(SessionListener):
         timeout = 0 if role in ("probe", "twin") else self.p.handshake_s + 3.0
         sw = ScreenSwitch(role, self, spec, stage=stage, handshake_timeout=timeout)
         self._sessions.append(sw)
-        self.connect(sw, self._connect_failed)
+        dial = self.connect(sw, self._connect_failed)
+        if dial is not None:
+            self._dials.append(dial)
         return sw
+
+    def session_connected(self, sw: ScreenSwitch) -> bool:
+        """A switch's TCP connection is up; False when the screen has ended (the connection is reset at once)."""
+        self._open.add(sw)
+        if self.done:
+            sw._closing_kind, sw._closing_detail = CLOSE_LOCAL, "screen ended"
+            sw.transport.abortConnection()
+            return False
+        return True
 
     def _later(self, delay: float, fn, *args):
         call = self.clock.callLater(delay, fn, *args)
@@ -321,7 +358,9 @@ class KindScreen(SessionListener):
 
     # ------------------------------------------------------------------ SessionListener
     def session_closed(self, sw, kind: str, detail: str) -> None:
+        self._open.discard(sw)
         self._closed(sw, f"{kind}: {detail}")
+        self._check_gone()
 
     def _closed(self, sw: ScreenSwitch, detail: str) -> None:
         if self.done:
@@ -343,6 +382,25 @@ class KindScreen(SessionListener):
             self.fresh_error = detail
 
     # ------------------------------------------------------------------ the end
+    def end(self, why: str) -> Deferred:
+        """End the screen now (its observation, if not given yet, is an error saying ``why``); fires once every
+        session has closed."""
+        self._finish(error=why)
+        return self.gone()
+
+    def gone(self) -> Deferred:
+        """Fires once the screen has ended and none of its sessions is open."""
+        d: Deferred = Deferred()
+        self._gone.append(d)
+        self._check_gone()
+        return d
+
+    def _check_gone(self) -> None:
+        if self.done and not self._open:
+            waiting, self._gone = self._gone, []
+            for d in waiting:
+                d.callback(None)
+
     def _finish(self, error: str = "") -> None:
         if self.done:
             return
@@ -353,6 +411,8 @@ class KindScreen(SessionListener):
         for call in self._calls:
             if call.active():
                 call.cancel()
+        for dial in self._dials:           # a switch still connecting connects no more
+            dial.stop()
         waits = [b - a for a, b in self.waits if self.t_inject is not None and b >= self.t_inject]
         waits += [end - sent for sent in self.pending.values()]
         if self.fresh_ms is None and not self.fresh_error and self.t_inject is not None:
@@ -370,3 +430,4 @@ class KindScreen(SessionListener):
                 sw._closing_kind, sw._closing_detail = CLOSE_LOCAL, "screen ended"
                 sw.transport.abortConnection()   # at once, even toward a controller that reads nothing
         self.d.callback(obs)
+        self._check_gone()

@@ -12,6 +12,11 @@ with every dataclass in its wire form (:func:`emulator.commands.to_wire`).
 
 A shard dies with its harness: it asks the kernel for SIGKILL when its parent goes
 (``PR_SET_PDEATHSIG``, Linux), and it exits when its channel closes.
+
+The end of a trial is ``Disconnect`` (``Close`` also ends the process): every switch of the shard — traffic
+switches, the topology's, a capacity trial's, a screen's — stops connecting (no further group, retry or reconnect;
+connects under way stopped) and closes its session, and the answer comes once all of them are gone.  From then on
+no switch of the finished trial touches the network, so the controller's ports may go to the next one.
 """
 
 from __future__ import annotations
@@ -28,9 +33,11 @@ from typing import Callable, Optional
 
 from . import __version__
 from . import commands as c
+from .host import boot_id
 from .limits import FD_RESERVE, FdLimitError, die_with_parent, load_libc, raise_nofile
 
 RESPONDERS: dict = {}
+END_WITHIN = 10.0     # seconds the switches of a finished trial have to go before Disconnect says which did not
 
 
 def responder(cmd_class):
@@ -39,14 +46,6 @@ def responder(cmd_class):
         RESPONDERS[cmd_class] = fn.__name__
         return fn
     return mark
-
-
-def boot_id() -> str:
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            return f.read().strip()
-    except OSError:
-        return f"{platform.node()}-unknown"
 
 
 class Shard:
@@ -59,6 +58,8 @@ class Shard:
         self.switch_set = None
         self.fabric = None
         self.capacity = None
+        self._capacity_call = None      # (the OpenSessions answer, its deadline) while the trial runs
+        self.screens: set = set()       # screens running, or ended with sessions still open
 
     # ------------------------------------------------------------------ dispatch
     def dispatch(self, call_id: int, cmd) -> None:
@@ -108,27 +109,65 @@ class Shard:
         return c.Done()
 
     @responder(c.Disconnect)
-    def disconnect(self, cmd, emit) -> c.Done:
-        self._close_all()
-        return c.Done()
+    def disconnect(self, cmd, emit):
+        return self._end_all("Disconnect").addCallback(lambda _: c.Done())
 
     @responder(c.Close)
-    def close(self, cmd, emit) -> c.Done:
-        self._close_all()
-        self.reactor.callLater(0.1, self.reactor.stop)
-        return c.Done()
+    def close(self, cmd, emit):
+        def stop(result):
+            self.reactor.callLater(0.1, self.reactor.stop)
+            return result
+        return self._end_all("Close").addBoth(stop).addCallback(lambda _: c.Done())
 
-    def _close_all(self) -> None:
+    def _end_all(self, why: str):
+        """End every switch of this shard (see the module text); fires once all are gone, or fails naming what
+        is still open after :data:`END_WITHIN` s."""
+        ending = []
         if self.switch_set is not None:
-            self.switch_set.close_all()
+            ending.append(("traffic switch", self.switch_set.close_all()))
             self.switch_set = None
         if self.fabric is not None:
-            self.fabric.close()
+            ending.append(("topology switch", self.fabric.close()))
             self.fabric = None
         if self.capacity is not None:
-            self.capacity.cancel()
-            self.capacity.close_all()
+            self._end_capacity(why)
+            ending.append(("capacity trial", self.capacity.close_all()))
             self.capacity = None
+        for screen in list(self.screens):
+            ending.append(("robustness screen", screen.end(f"the screen was ended by {why}")))
+        return self._all_gone(ending, why)
+
+    def _all_gone(self, ending: list, why: str):
+        from twisted.internet.defer import Deferred, DeferredList
+
+        done: Deferred = Deferred()
+
+        def gone(_):
+            if timer.active():
+                timer.cancel()
+            if not done.called:
+                done.callback(None)
+
+        def late():
+            left = sorted({what for what, d in ending if not d.called})
+            if not done.called:
+                done.errback(c.EmulatorError(f"{why}: switch sessions still open {END_WITHIN:g} s after the trial "
+                                             f"ended ({', '.join(left)})"))
+
+        timer = self.reactor.callLater(END_WITHIN, late)
+        DeferredList([d for _what, d in ending], consumeErrors=True).addCallback(gone)
+        return done
+
+    def _end_capacity(self, why: str) -> None:
+        """The capacity trial's call ends with it: its deadline cancelled, its answer an error if not given."""
+        call, self._capacity_call = self._capacity_call, None
+        if call is None:
+            return
+        done, deadline = call
+        if deadline.active():
+            deadline.cancel()
+        if not done.called:
+            done.errback(c.EmulatorError(f"the capacity trial was ended by {why} before its result"))
 
     # ------------------------------------------------------------------ §5.2.1
     @responder(c.OpenSessions)
@@ -144,10 +183,12 @@ class Shard:
         except FdLimitError as exc:
             raise c.EmulatorError(str(exc)) from None
         if self.capacity is not None:
+            self._end_capacity("a new capacity trial")
             self.capacity.close_all()
         done: Deferred = Deferred()
 
         def finished(result):
+            self._capacity_call = None
             run.close_all()
             if deadline.active():
                 deadline.cancel()
@@ -155,15 +196,16 @@ class Shard:
                 done.callback(result)
 
         def expired():
-            run.cancel()
+            phase = run.phase
             run.close_all()
             if not done.called:
                 done.errback(c.EmulatorError(f"the capacity trial did not finish within {cmd.deadline:g} s "
-                                             f"(phase {run.phase})"))
+                                             f"(phase {phase})"))
 
         run = CapacityRun(cmd, self.reactor, emit, finished)
         self.capacity = run
         deadline = self.reactor.callLater(cmd.deadline, expired)
+        self._capacity_call = (done, deadline)
         run.start()
         return done
 
@@ -229,7 +271,10 @@ class Shard:
     def screen_kind(self, cmd: c.ScreenKind, emit):
         from .screen import KindScreen, tcp_connector
 
-        return KindScreen(self.reactor, cmd, tcp_connector(self.reactor, *cmd.address)).run()
+        screen = KindScreen(self.reactor, cmd, tcp_connector(self.reactor, *cmd.address))
+        self.screens.add(screen)
+        screen.gone().addCallback(lambda _: self.screens.discard(screen))
+        return screen.run()
 
     # ------------------------------------------------------------------ topologies and the data plane
     @responder(c.DeployFabric)

@@ -145,6 +145,90 @@ def host_mac(dpid: int, index: int) -> bytes:
     return bytes([0x0E]) + dpid.to_bytes(3, "big") + index.to_bytes(2, "big")
 
 
+class _Numbering:
+    """One topology being validated and numbered: every problem found is kept, in the order found."""
+
+    def __init__(self, switches: list):
+        self.switches = switches
+        self.problems: list = []
+        self.seen: set = set()
+        for s in switches:
+            if not isinstance(s, int) or isinstance(s, bool) or not 1 <= s <= MAX_DPID:
+                self.problems.append(f"switch id {s!r} is not an integer in 1..{MAX_DPID}")
+            elif s in self.seen:
+                self.problems.append(f"switch {s} is declared twice")
+            self.seen.add(s)
+        self.used: dict = {}        # Endpoint -> what uses it
+        self.next_port = {s: 1 for s in switches}
+
+    def take(self, dpid, port, what) -> Optional[Endpoint]:
+        """The port ``what`` uses (None: the switch's next free one), or None after noting why it cannot."""
+        if dpid not in self.seen:
+            self.problems.append(f"{what}: dangling, switch {dpid!r} is not in the topology")
+            return None
+        if port is None:
+            while Endpoint(dpid, self.next_port[dpid]) in self.used:
+                self.next_port[dpid] += 1
+            port = self.next_port[dpid]
+        if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= MAX_PORT:
+            self.problems.append(f"{what}: port {port!r} on switch {dpid} is not an integer in 1..{MAX_PORT}")
+            return None
+        ep = Endpoint(dpid, port)
+        if ep in self.used:
+            self.problems.append(f"{what}: duplicate port, {ep} is already used by {self.used[ep]}")
+            return None
+        self.used[ep] = what
+        return ep
+
+    def links(self, links: Iterable[tuple]) -> list:
+        made = []
+        for i, spec in enumerate(links, 1):
+            if len(spec) == 2:
+                a, ap, b, bp = spec[0], None, spec[1], None
+            elif len(spec) == 4:
+                a, ap, b, bp = spec
+            else:
+                self.problems.append(f"link {i}: expected (a, b) or (a, a_port, b, b_port), got {spec!r}")
+                continue
+            what = f"link {i} ({a}–{b})"
+            if a == b and a in self.seen:
+                self.problems.append(f"{what}: a link from a switch to itself")
+                continue
+            ea, eb = self.take(a, ap, what), self.take(b, bp, what)
+            if ea and eb:
+                made.append(Link(ea, eb))
+        return made
+
+    def hosts(self, hosts: Iterable) -> list:
+        made = []
+        per_switch: dict = {}
+        for i, spec in enumerate(hosts, 1):
+            dpid, port = (spec, None) if not isinstance(spec, (tuple, list)) else tuple(spec)
+            ep = self.take(dpid, port, f"host {i}")
+            if ep:
+                index = per_switch[dpid] = per_switch.get(dpid, 0) + 1
+                made.append(Host(name=f"h{dpid}-{index}", at=ep, mac=host_mac(dpid, index),
+                                 ip=f"10.{dpid >> 8 & 0xFF}.{dpid & 0xFF}.{index}"))
+        return made
+
+    def check_connected(self, topo: Topology) -> None:
+        if not self.problems and not nx.is_connected(topo.graph()):
+            parts = sorted((sorted(c) for c in nx.connected_components(topo.graph())), key=len)
+            self.problems.append(f"the topology is disconnected: {len(parts)} parts, the smallest is switches "
+                                 f"{parts[0][:10]}")
+
+    def index(self, topo: Topology) -> None:
+        """The topology's lookup tables: each port's peer, each switch's ports, each host by its port."""
+        for link in topo.links:
+            topo._peer[link.a], topo._peer[link.b] = link.b, link.a
+        for ep in self.used:
+            topo._ports.setdefault(ep.dpid, []).append(ep.port)
+        for dpid, ports in topo._ports.items():
+            ports.sort()
+            topo._port_sets[dpid] = frozenset(ports)
+        topo._host_at = {h.at: h for h in topo.hosts}
+
+
 def build(kind: str, switches: Iterable[int], links: Iterable[tuple], hosts: Iterable[tuple] = (),
           connected: bool = True) -> Topology:
     """Validate and number a topology.
@@ -153,76 +237,17 @@ def build(kind: str, switches: Iterable[int], links: Iterable[tuple], hosts: Ite
     one.  ``hosts``: a switch dpid, or ``(dpid, port)``.  Errors name every problem found.
     """
     switches = list(switches)
-    problems = []
-    seen = set()
-    for s in switches:
-        if not isinstance(s, int) or isinstance(s, bool) or not 1 <= s <= MAX_DPID:
-            problems.append(f"switch id {s!r} is not an integer in 1..{MAX_DPID}")
-        elif s in seen:
-            problems.append(f"switch {s} is declared twice")
-        seen.add(s)
-    used: dict = {}        # Endpoint -> what uses it
-    next_port = {s: 1 for s in switches}
-
-    def take(dpid, port, what) -> Optional[Endpoint]:
-        if dpid not in seen:
-            problems.append(f"{what}: dangling, switch {dpid!r} is not in the topology")
-            return None
-        if port is None:
-            while Endpoint(dpid, next_port[dpid]) in used:
-                next_port[dpid] += 1
-            port = next_port[dpid]
-        if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= MAX_PORT:
-            problems.append(f"{what}: port {port!r} on switch {dpid} is not an integer in 1..{MAX_PORT}")
-            return None
-        ep = Endpoint(dpid, port)
-        if ep in used:
-            problems.append(f"{what}: duplicate port, {ep} is already used by {used[ep]}")
-            return None
-        used[ep] = what
-        return ep
-
-    made_links = []
-    for i, spec in enumerate(links, 1):
-        if len(spec) == 2:
-            a, ap, b, bp = spec[0], None, spec[1], None
-        elif len(spec) == 4:
-            a, ap, b, bp = spec
-        else:
-            problems.append(f"link {i}: expected (a, b) or (a, a_port, b, b_port), got {spec!r}")
-            continue
-        what = f"link {i} ({a}–{b})"
-        if a == b and a in seen:
-            problems.append(f"{what}: a link from a switch to itself")
-            continue
-        ea, eb = take(a, ap, what), take(b, bp, what)
-        if ea and eb:
-            made_links.append(Link(ea, eb))
-    made_hosts = []
-    per_switch: dict = {}
-    for i, spec in enumerate(hosts, 1):
-        dpid, port = (spec, None) if not isinstance(spec, (tuple, list)) else tuple(spec)
-        ep = take(dpid, port, f"host {i}")
-        if ep:
-            index = per_switch[dpid] = per_switch.get(dpid, 0) + 1
-            made_hosts.append(Host(name=f"h{dpid}-{index}", at=ep, mac=host_mac(dpid, index),
-                                   ip=f"10.{dpid >> 8 & 0xFF}.{dpid & 0xFF}.{index}"))
+    n = _Numbering(switches)
+    made_links = n.links(links)
+    made_hosts = n.hosts(hosts)
     if not switches:
-        problems.append("the topology has no switches")
+        n.problems.append("the topology has no switches")
     topo = Topology(kind, switches, made_links, made_hosts)
-    if connected and not problems and not nx.is_connected(topo.graph()):
-        parts = sorted((sorted(c) for c in nx.connected_components(topo.graph())), key=len)
-        problems.append(f"the topology is disconnected: {len(parts)} parts, the smallest is switches {parts[0][:10]}")
-    if problems:
-        raise TopologyError(f"{kind}: " + "; ".join(problems))
-    for link in made_links:
-        topo._peer[link.a], topo._peer[link.b] = link.b, link.a
-    for ep in used:
-        topo._ports.setdefault(ep.dpid, []).append(ep.port)
-    for dpid, ports in topo._ports.items():
-        ports.sort()
-        topo._port_sets[dpid] = frozenset(ports)
-    topo._host_at = {h.at: h for h in made_hosts}
+    if connected:
+        n.check_connected(topo)
+    if n.problems:
+        raise TopologyError(f"{kind}: " + "; ".join(n.problems))
+    n.index(topo)
     return topo
 
 

@@ -40,7 +40,15 @@ from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
 from . import codec, frames
-from .commands import CLOSE_PROTOCOL, Announced, AnnounceDestinations, Connected, ConnectSwitches, TrafficResult
+from .commands import (
+    CLOSE_LOCAL,
+    CLOSE_PROTOCOL,
+    Announced,
+    AnnounceDestinations,
+    Connected,
+    ConnectSwitches,
+    TrafficResult,
+)
 from .params import TrafficParams  # noqa: F401  (re-exported: a trial's parameters)
 from .protocol import PushProducer, SwitchProtocol, SwitchSpec
 from .ramp import Ramp, RampLedger
@@ -50,6 +58,7 @@ _U32 = struct.Struct("!I")
 _TAG = frames.TAG
 SEQ_SPAN = 1 << 24        # requests per switch per trial before sequence numbers would repeat
 BUCKETS = TrafficResult.BUCKETS
+CLOSE_GRACE = 2.0         # seconds a closing session may take to send what it has queued before it is reset
 
 
 def ring_size(n_switches: int) -> int:
@@ -504,7 +513,9 @@ class SwitchSet(RampLedger):
         self.cmd = cmd
         self.p = cmd.params
         self.now_ns = now_ns
-        self.switches: list = []
+        self.switches: list = []       # the sessions that became ready, by datapath id once connected
+        self.sessions: list = []       # every session the ramp opened, ready or not
+        self._abort_call = None
         super().__init__()
         self.template = frames.build_template(self.p.frame_kind, self.p.frame_size)
         self._ring = ring_size(len(cmd.datapath_ids))
@@ -513,8 +524,10 @@ class SwitchSet(RampLedger):
 
     # ------------------------------------------------------------------ connecting
     def _build(self, index: int, dpid: int) -> TrafficSwitch:
-        return TrafficSwitch(SwitchSpec.simple(dpid, tuple(self.cmd.versions), n_ports=2), self.reactor, self.ramp,
-                             ring=self._ring, handshake_timeout=self.cmd.ramp.handshake_timeout, now_ns=self.now_ns)
+        sw = TrafficSwitch(SwitchSpec.simple(dpid, tuple(self.cmd.versions), n_ports=2), self.reactor, self.ramp,
+                           ring=self._ring, handshake_timeout=self.cmd.ramp.handshake_timeout, now_ns=self.now_ns)
+        self.sessions.append(sw)
+        return sw
 
     def connect(self) -> Deferred:
         def done(_):
@@ -577,8 +590,29 @@ class SwitchSet(RampLedger):
         self.reactor.callLater(0, check)
         return done
 
-    def close_all(self) -> None:
-        self.ramp.stop()
-        for sw in self.switches:
+    def close_all(self) -> Deferred:
+        """The end of the trials: no further connect, and every session closed, those still in their handshake
+        too (FIN after what is queued; reset, whatever is left, :data:`CLOSE_GRACE` s later).  Fires once every
+        session is gone."""
+        self.ramp.close()
+        for sw in self.sessions:
             if not sw.closed and sw.transport is not None:
-                sw.abort("closed by emulator", "end of run")
+                sw.abort(CLOSE_LOCAL, "end of run")
+        gone = self.ramp.gone()
+        if not gone.called:
+            self._abort_call = self.reactor.callLater(CLOSE_GRACE, self._abort_rest)
+            gone.addBoth(self._gone)
+        return gone
+
+    def _abort_rest(self) -> None:
+        """A controller that reads nothing never lets a FIN out: reset what is still open."""
+        self._abort_call = None
+        for sw in self.sessions:
+            if not sw.closed and sw.transport is not None:
+                sw.transport.abortConnection()
+
+    def _gone(self, result):
+        if self._abort_call is not None and self._abort_call.active():
+            self._abort_call.cancel()
+        self._abort_call = None
+        return result

@@ -98,7 +98,7 @@ def run_labels(runs: list) -> list:
     name get their folder (or path) after it."""
     names = [base_label(d, p) for d, p in runs]
     out = []
-    for (data, path), name in zip(runs, names):
+    for (_data, path), name in zip(runs, names):
         if names.count(name) > 1:
             folder = Path(path).parent.name
             clash = sum(1 for (_d, q), n in zip(runs, names) if n == name and Path(q).parent.name == folder) > 1

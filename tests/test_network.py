@@ -51,7 +51,7 @@ class Scripted:
 
     def accept(self, n=None):
         """Complete the handshake of the next ``n`` pending connections."""
-        for host, port, factory, timeout, bind in self.pending()[:n]:
+        for _host, _port, factory, _timeout, _bind in self.pending()[:n]:
             self.handled += 1
             proto = factory.buildProtocol(None)
             proto.makeConnection(StringTransport())
@@ -59,7 +59,7 @@ class Scripted:
             self.protos.append(proto)
 
     def refuse(self, n=None, exc=terror.ConnectionRefusedError):
-        for host, port, factory, timeout, bind in self.pending()[:n]:
+        for _host, _port, factory, _timeout, _bind in self.pending()[:n]:
             self.handled += 1
             factory.clientConnectionFailed(None, Failure(exc()))
 

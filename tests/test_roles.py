@@ -578,7 +578,7 @@ def test_a_shard_connects_each_switch_to_two_controllers_and_answers_the_timelin
     assert tl.roles_of(1) == [["127.0.0.1:6653", "master"], ["127.0.0.1:6753", "slave"]]
     # The master freezes: the slave answers its keep-alive, the master does not.
     reactor.advance(1.0)
-    for (dpid, port), proto in ctl.items():
+    for (_dpid, port), proto in ctl.items():
         frames, _ = codec.split_frames(proto.transport.value())
         proto.transport.clear()
         if port == 6753:
