@@ -7,9 +7,9 @@ import os
 import pytest
 
 from emulator.commands import EmulatorError
+from fixtures.benchmark import Benchmark, Derived
 from fixtures.config import BmwgConfig, ReportDirError, claim_report_dir, default_report_dir
 from fixtures.devices.controllers import ControllerError
-from fixtures.benchmark import Benchmark, Derived
 from fixtures.harness import BenchmarkRun, Interrupted, TrialFailed, TrialOutcome, Trials
 from reports import results as results_mod
 from reports.results import ResultStore
@@ -49,7 +49,8 @@ class CountingStore(ResultStore):
 
 
 X = Benchmark(name="test_x", section="5.2.1", category="scalability", title="X", symbol="S", unit="sessions",
-              higher_is_better=True, definition="d", measurement_point="m", derived=(Derived("test_y", "Y", "Y", "dd"),))
+              higher_is_better=True, definition="d", measurement_point="m",
+              derived=(Derived("test_y", "Y", "Y", "dd"),))
 
 
 def make_run(tmp_path, controller=None, repetitions=3, max_failed_trials=0, **kw):

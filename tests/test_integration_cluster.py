@@ -7,9 +7,9 @@ import pytest
 from emulator import codec
 from emulator.params import RampParams
 from fixtures.devices.clusters import RyuHaCluster
+from fixtures.fabric import TopologyEmulator
 from fixtures.families.failover import FailoverParams, failover_choice, failover_trial
 from fixtures.families.paths import PathParams
-from fixtures.fabric import TopologyEmulator
 
 pytestmark = pytest.mark.integration
 

@@ -14,9 +14,9 @@ from emulator import testports as tpt
 from emulator import topology as tp
 from emulator.commands import Trace
 from emulator.fabric import Fabric, trace_record
+from fixtures.dataplane import choose_path, flow_fields, host_path, paths_completed, provisioning, serves
 from fixtures.devices.flow_nb import OdlFlows, OnosFlows, RyuFlows, learned, make_flows
 from fixtures.families import paths
-from fixtures.dataplane import choose_path, flow_fields, host_path, paths_completed, provisioning, serves
 from fixtures.families.paths import PathParams
 
 DATA = Path(__file__).parent / "data" / "flows"
