@@ -1,8 +1,10 @@
-"""The docs a newcomer reads: the README stays short, no link leaves the repository or points at nothing, and
-every option the docs name is one the suite has (so --help and the docs agree)."""
+"""The docs a newcomer reads: the README stays short and its first commands work on a stock system, no link leaves
+the repository or points at nothing (files and the headings they name), every option the docs name is one the suite
+has (so --help and the docs agree), and the settings the docs and tox.ini give a run are the ones it needs."""
 
 import re
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -10,6 +12,7 @@ from fixtures.config import FAMILIES
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+BENCHMARK_PAGES = [p for p in sorted((ROOT / "docs" / "benchmarks").glob("*.md")) if p.name != "common.md"]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 # Options of other tools the docs may name: pytest's, git's, Ryu's, the selfbench's, the emulator's, cbench's.
 OTHERS = {"--collect-only", "--overwrite", "--out", "--help", "--sessions", "--shards", "--lldp-period", "--duration",
@@ -36,6 +39,77 @@ def our_options() -> set:
             flags.add(spec.flag)
             flags.update(spec.aliases)
     return flags
+
+
+# --------------------------------------------------------------------------- a benchmark page and its options
+
+def page_benchmark(page: Path) -> Optional[str]:
+    """The benchmark a page under docs/benchmarks/ documents: the one test of suites/ its opening line
+    (`` `pytest suites -k NAME` ``) selects; None for a page that selects none or several (common.md)."""
+    found = re.search(r"^`pytest suites -k (\w+)`", page.read_text(), re.M)
+    selected = [name for name in suite_benchmarks() if found and k_selects(["-k", found.group(1)], name)]
+    return selected[0] if len(selected) == 1 else None
+
+
+def suite_benchmarks() -> set:
+    """The benchmarks of the suite: the test functions of suites/."""
+    return {name for path in (ROOT / "suites").glob("test_*.py")
+            for name in re.findall(r"^def (test_\w+)\(", path.read_text(), re.M)}
+
+
+def k_selects(args: list, name: str) -> bool:
+    """Whether the command's -k expression (and, or, not, parentheses, substrings) selects the test ``name``."""
+    expr = next((args[i + 1] for i in range(len(args) - 1) if args[i] == "-k"), None)
+    if expr is None:
+        return True
+    tokens = re.findall(r"\(|\)|[^\s()]+", expr)
+    pos = 0
+
+    def take() -> str:
+        nonlocal pos
+        pos += 1
+        return tokens[pos - 1]
+
+    def either() -> bool:
+        value = both()
+        while pos < len(tokens) and tokens[pos] == "or":
+            take()
+            value = both() or value
+        return value
+
+    def both() -> bool:
+        value = single()
+        while pos < len(tokens) and tokens[pos] == "and":
+            take()
+            value = single() and value
+        return value
+
+    def single() -> bool:
+        token = take()
+        if token == "not":
+            return not single()
+        if token == "(":
+            value = either()
+            take()
+            return value
+        return token.lower() in name.lower()
+
+    return either()
+
+
+def own_options(page: Path) -> list:
+    """The options a page's own "Options" table documents (its first column), in order."""
+    section = re.search(r"^## Options\n(.*?)(?=^## |\Z)", page.read_text(), re.M | re.S)
+    if section is None:
+        return []
+    rows = [line.split("|")[1] for line in section.group(1).splitlines() if line.startswith("| `--")]
+    return [flag for row in rows for flag in re.findall(r"`(--[a-z0-9-]+)", row)]
+
+
+def declaring_family(flag: str) -> Optional[type]:
+    """The option family that declares ``flag`` (or has it as an older name)."""
+    return next((family for family in FAMILIES for _f, spec in family.option_fields()
+                 if flag == spec.flag or flag in spec.aliases), None)
 
 
 def test_the_readme_is_a_newcomers_page():
@@ -69,3 +143,20 @@ def test_every_controller_choice_is_in_help_and_docs():
     readme = (ROOT / "README.md").read_text()
     for kind in EMBEDDED_KINDS:
         assert kind in help_text and f"`{kind}`" in readme
+
+
+@pytest.mark.parametrize("page", BENCHMARK_PAGES, ids=lambda p: p.name)
+def test_a_benchmark_page_opens_with_its_benchmark_and_documents_the_suites_options(page):
+    assert page_benchmark(page), f"{page.name} does not open with the one benchmark of suites/ it documents"
+    foreign = [flag for flag in own_options(page) if declaring_family(flag) is None]
+    assert not foreign, f"{page.name}'s Options table lists options no family declares: {foreign}"
+
+
+def test_the_change_detection_page_documents_its_own_pause():
+    """§5.1.8's pause before the change is --change-settle; --settle is the PACKET_IN family's and would be accepted
+    and applied to the wrong thing."""
+    page = ROOT / "docs" / "benchmarks" / "network_topology_change_detection_time.md"
+    assert "--change-settle" in own_options(page)
+    assert "`--settle`" not in page.read_text()
+
+
