@@ -160,3 +160,56 @@ def test_the_change_detection_page_documents_its_own_pause():
     assert "`--settle`" not in page.read_text()
 
 
+# --------------------------------------------------------------------------- headings as link targets
+
+def heading_slug(heading: str) -> str:
+    """GitHub's anchor for a heading: its text without markup, lowercased, every character other than a letter,
+    a digit, '_', '-' or a space dropped, spaces made '-'."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    text = re.sub(r"<[^>]+>", "", text).strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(page: Path) -> set:
+    """The anchors of a page's headings (outside fenced code), a repeated one numbered -1, -2, ... as GitHub does."""
+    seen: dict = {}
+    out = set()
+    fenced = False
+    for line in page.read_text().splitlines():
+        if re.match(r"^(```|~~~)", line):
+            fenced = not fenced
+            continue
+        heading = None if fenced else re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if heading:
+            slug = heading_slug(heading.group(1))
+            n = seen.get(slug, 0)
+            seen[slug] = n + 1
+            out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def test_heading_slugs_follow_githubs_rules(tmp_path):
+    assert heading_slug("Controller Failover Time (RFC 8456 §5.4.1), ryu-ha") == \
+        "controller-failover-time-rfc-8456-541-ryu-ha"
+    assert heading_slug("Cluster Leader Re-election (★ extra, not RFC 8456)") == \
+        "cluster-leader-re-election--extra-not-rfc-8456"
+    assert heading_slug("`screen` and [the table](x.md)") == "screen-and-the-table"
+    assert heading_slug("A correction: Nagle on the fabric's sessions") == "a-correction-nagle-on-the-fabrics-sessions"
+    page = tmp_path / "p.md"
+    page.write_text("# Title\n## Figures\n```sh\n# not a heading\n```\n## Figures\n### Figures\n")
+    assert anchors(page) == {"title", "figures", "figures-1", "figures-2"}
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_to_a_heading_finds_it(doc):
+    broken = []
+    for target in LINK.findall(doc.read_text()):
+        if "#" not in target or re.match(r"^[a-z]+:", target):
+            continue
+        path, fragment = target.split("#", 1)
+        page = (doc.parent / path).resolve() if path else doc
+        if page.suffix == ".md" and page.exists() and fragment not in anchors(page):
+            broken.append(target)
+    assert not broken, f"{doc.relative_to(ROOT)} links to headings that do not exist: {broken}"
+
+
