@@ -2,7 +2,10 @@
 the repository or points at nothing (files and the headings they name), every option the docs name is one the suite
 has (so --help and the docs agree), and the settings the docs and tox.ini give a run are the ones it needs."""
 
+import argparse
+import configparser
 import re
+import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -211,5 +214,61 @@ def test_every_link_to_a_heading_finds_it(doc):
         if page.suffix == ".md" and page.exists() and fragment not in anchors(page):
             broken.append(target)
     assert not broken, f"{doc.relative_to(ROOT)} links to headings that do not exist: {broken}"
+
+
+# --------------------------------------------------------------------------- the runs tox.ini sets up
+
+def tox_commands(env: str) -> list:
+    """The commands of tox.ini's ``testenv:env``, each split into its arguments as tox runs it without posargs
+    (``{posargs:DEFAULT}`` is DEFAULT; a leading '- ' only lets the next command run after a failure)."""
+    ini = configparser.ConfigParser(interpolation=None)
+    ini.read(ROOT / "tox.ini")
+    lines = ini[f"testenv:{env}"]["commands"].replace("\\\n", " ").splitlines()
+    out = []
+    for line in (raw.strip() for raw in lines):
+        if not line:
+            continue
+        line = re.sub(r"\{posargs:([^}]*)\}", r"\1", line.removeprefix("- ")).replace("{posargs}", "")
+        out.append(shlex.split(line.replace("{toxworkdir}", "/toxworkdir").replace("{toxinidir}", str(ROOT))))
+    return out
+
+
+def run_options(args: list) -> argparse.Namespace:
+    """The suite's options as a pytest command line sets them: @FILE read one option a line, a later one winning."""
+    parser = argparse.ArgumentParser(fromfile_prefix_chars="@", add_help=False)
+    for family in FAMILIES:
+        family.add_options(parser)
+    return parser.parse_known_args(["@" + str(ROOT / a[1:]) if a.startswith("@") else a for a in args])[0]
+
+
+def faucet_reroute_s() -> float:
+    """How long after a failure Faucet re-routes at most, as the §5.4.2 page documents it."""
+    page = (ROOT / "docs" / "benchmarks" / "network_reprovisioning_time.md").read_text()
+    found = re.search(r"re-route\s+comes\s+up\s+to\s+([\d.]+)\s+s\s+after\s+the\s+failure", page)
+    assert found, "network_reprovisioning_time.md no longer says how long Faucet's re-route takes at most"
+    return float(found.group(1))
+
+
+def test_the_helpers_read_tox_commands_as_tox_and_pytest_do():
+    assert k_selects(["-k", "not cluster_leader_reelection and not ovn_northbound"], "test_network_reprovisioning_time")
+    assert not k_selects(["-k", "control_session_capacity"], "test_network_reprovisioning_time")
+    assert k_selects(["-k", "(async or reprov) and not x"], "test_network_reprovisioning_time")
+    assert k_selects(["suites"], "test_anything")
+    assert run_options(["--reprov-td", "7", "@fixtures/profiles/short-run.args"]).reprov_td == 3.0
+    assert run_options(["@fixtures/profiles/short-run.args", "--reprov-td=7"]).reprov_td == 7.0
+    assert faucet_reroute_s() > 10
+
+
+@pytest.mark.parametrize("env", ["bench-faucet", "matrix"])
+def test_faucets_reprovisioning_runs_wait_longer_than_its_reroute(env):
+    """Faucet re-routes when its stack's LLDP beacons time out, seconds after the failure: a Td shorter than that
+    fails every §5.4.2 trial, and the matrix would say Faucet did not re-provision."""
+    runs = [run_options(args) for args in tox_commands(env)
+            if args[:1] == ["pytest"] and k_selects(args, "test_network_reprovisioning_time")]
+    faucet = [ns for ns in runs if ns.controller.kind == "faucet"]
+    assert faucet, f"tox -e {env} runs no network re-provisioning against Faucet"
+    bound = faucet_reroute_s()
+    for ns in faucet:
+        assert ns.reprov_td > bound, f"tox -e {env}: Faucet's Td is {ns.reprov_td:g} s, its re-route up to {bound:g} s"
 
 
