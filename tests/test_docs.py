@@ -4,8 +4,13 @@ has (so --help and the docs agree), and the settings the docs and tox.ini give a
 
 import argparse
 import configparser
+import os
 import re
 import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 from typing import Optional
 
@@ -128,6 +133,14 @@ def test_links_stay_in_the_repository_and_resolve(doc):
         path = target.split("#", 1)[0]
         if path:
             assert (doc.parent / path).resolve().exists(), f"{doc.name}: {target} points at nothing"
+
+
+def test_the_index_maps_every_page_and_the_readme_leads_there():
+    index = ROOT / "docs" / "index.md"
+    linked = {(index.parent / target.split("#", 1)[0]).resolve() for target in LINK.findall(index.read_text())}
+    missing = [str(p.relative_to(ROOT)) for p in DOCS if p not in linked and p != index]
+    assert not missing, f"docs/index.md does not say what these pages are for: {missing}"
+    assert "(docs/index.md)" in (ROOT / "README.md").read_text().split("## More", 1)[1]
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -272,3 +285,61 @@ def test_faucets_reprovisioning_runs_wait_longer_than_its_reroute(env):
         assert ns.reprov_td > bound, f"tox -e {env}: Faucet's Td is {ns.reprov_td:g} s, its re-route up to {bound:g} s"
 
 
+# --------------------------------------------------------------------------- the README's first commands
+
+def readme_commands() -> list:
+    """The command lines of the README's first shell block."""
+    block = re.search(r"```sh\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    return [line for line in block.replace("\\\n", " ").splitlines() if line.strip() and not line.startswith("#")]
+
+
+def externally_managed_python(root: Path) -> Path:
+    """A directory holding a ``python3`` that is this Python's interpreter with a prefix of its own under ``root``,
+    marked EXTERNALLY-MANAGED in its stdlib directory (PEP 668) as Debian 12's and Ubuntu's are; not a venv (pip
+    does not look for the mark inside one).  Its stdlib is this one's; its site-packages holds only pip."""
+    prefix = root / "system"
+    stdlib = Path(sysconfig.get_path("stdlib"))
+    base_purelib = Path(sysconfig.get_path("purelib", vars={"base": sys.base_prefix, "platbase": sys.base_prefix}))
+    lib = prefix / stdlib.relative_to(sys.base_prefix)
+    (lib / "site-packages").mkdir(parents=True)
+    for entry in stdlib.iterdir():
+        if entry.name not in ("site-packages", "dist-packages"):
+            (lib / entry.name).symlink_to(entry)
+    for entry in list(base_purelib.glob("pip")) + list(base_purelib.glob("pip-*.dist-info")):
+        (lib / "site-packages" / entry.name).symlink_to(entry)
+    (lib / "EXTERNALLY-MANAGED").write_text("[externally-managed]\nError=this Python is the system's (PEP 668)\n")
+    binary = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
+    (prefix / "bin").mkdir()
+    shutil.copy2(binary, prefix / "bin" / binary.name)
+    shims = root / "bin"
+    shims.mkdir()
+    (shims / "python3").symlink_to(prefix / "bin" / binary.name)
+    return shims
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("index", range(2), ids=["tests", "bench"])
+def test_the_readmes_commands_install_tox_where_pip_is_externally_managed(tmp_path, index):
+    """The README's first two commands, up to the tox they install, on a Python that refuses ``pip install`` outside
+    a venv (PEP 668), as a fresh Debian 12 or Ubuntu has; then the tox they give answers."""
+    installs = [line for line in readme_commands() if "pip install" in line]
+    assert len(installs) >= 2, "the README's first block no longer installs tox in its first two commands"
+    *install, run_tox = [part.strip() for part in installs[index].split("&&")]
+    assert run_tox.split()[0].endswith("tox"), f"the README's command does not end by running tox: {installs[index]}"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH", "PIP_CONSTRAINT", "PIP_REQUIRE_VIRTUALENV")}
+    env["PATH"] = f"{externally_managed_python(tmp_path)}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    clone = tmp_path / "clone"
+    clone.mkdir()
+
+    def sh(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", "-c", command], cwd=clone, env=env, capture_output=True, text=True,
+                              timeout=900, stdin=subprocess.DEVNULL)
+
+    system = sh('python3 -c "import sys; print(sys.prefix == sys.base_prefix)" && '
+                'python3 -m pip install --dry-run "tox>=4,<5"')
+    assert system.stdout.startswith("True") and system.returncode != 0, system.stdout + system.stderr
+    assert "externally-managed-environment" in system.stderr or "No module named pip" in system.stderr, system.stderr
+    done = sh(" && ".join([*install, f"{run_tox.split()[0]} --version"]))
+    assert done.returncode == 0, f"{' && '.join(install)}\n{done.stdout}{done.stderr}"
+    assert re.search(r"^4\.", done.stdout, re.M), done.stdout
