@@ -285,6 +285,25 @@ def test_faucets_reprovisioning_runs_wait_longer_than_its_reroute(env):
         assert ns.reprov_td > bound, f"tox -e {env}: Faucet's Td is {ns.reprov_td:g} s, its re-route up to {bound:g} s"
 
 
+def test_the_certification_run_lists_known_findings_only_when_told_and_the_docs_agree():
+    """tox -e certify passes no --known-findings; the certification page, the screen's page and the file say so."""
+    (certify,) = [args for args in tox_commands("certify") if args[:1] == ["pytest"]]
+    assert run_options(certify).known_findings is None
+    assert "`tox -e certify` lists no known findings" in (ROOT / "docs" / "certification.md").read_text()
+    assert "`tox -e certify` does not" in (ROOT / "docs" / "benchmarks" / "malformed_message_handling.md").read_text()
+    assert "tox -e certify does not" in (ROOT / "fixtures" / "profiles" / "known-findings-ryu-4.34.yaml").read_text()
+
+
+def test_the_benchmarks_without_a_bound_in_the_default_profile_are_the_ones_common_md_names():
+    import yaml
+    profile = yaml.safe_load((ROOT / "fixtures" / "profiles" / "default.yaml").read_text())
+    unbounded = {name for name in suite_benchmarks() if name[5:] not in profile}
+    section = (ROOT / "docs" / "benchmarks" / "common.md").read_text().split("## Verdicts and profiles", 1)[1]
+    named = {page_benchmark(ROOT / "docs" / "benchmarks" / target.split("#", 1)[0])
+             for target in LINK.findall(section.split("have no bound", 1)[1])}
+    assert named == unbounded, "common.md's list of the benchmarks default.yaml does not bound is not the file's"
+
+
 # --------------------------------------------------------------------------- the README's first commands
 
 def readme_commands() -> list:
