@@ -176,6 +176,25 @@ def test_the_change_detection_page_documents_its_own_pause():
     assert "`--settle`" not in page.read_text()
 
 
+def test_measurements_is_a_dated_notebook_that_opens_with_every_benchmarks_current_figure():
+    """Every section of docs/measurements.md opens with its date and commit, in the order recorded; the table of
+    current figures above them has a row for every benchmark page."""
+    text = (ROOT / "docs" / "measurements.md").read_text()
+    sections = re.split(r"(?m)^## ", text)[1:]
+    assert sections[0].startswith("Current figures\n")
+    dates = []
+    for section in sections[1:]:
+        opening = re.search(r"^Date (\d{4}-\d{2}-\d{2}) · (.*?)\n\n", section, re.M | re.S)
+        assert opening and re.search(r"\b[0-9a-f]{7}\b", opening.group(2)), \
+            f"measurements.md: '{section.splitlines()[0]}' does not open with its date and commit"
+        dates.append(opening.group(1))
+    assert dates == sorted(dates), "measurements.md's sections are not in the order they were recorded"
+    rows = [line.split("|")[1] for line in sections[0].splitlines() if line.startswith("| ")]
+    for page in BENCHMARK_PAGES:
+        title = re.sub(r"\s*\(.*\)$", "", page.read_text().splitlines()[0].lstrip("# "))
+        assert any(title in row for row in rows), f"measurements.md has no current figure for {title}"
+
+
 # --------------------------------------------------------------------------- headings as link targets
 
 def heading_slug(heading: str) -> str:
