@@ -135,6 +135,14 @@ def test_links_stay_in_the_repository_and_resolve(doc):
             assert (doc.parent / path).resolve().exists(), f"{doc.name}: {target} points at nothing"
 
 
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_file_of_the_project_a_doc_names_exists(doc):
+    """A module, profile or page named in backticks (`fixtures/devices/northbound.py`) is where the doc says."""
+    named = re.findall(r"`((?:fixtures|emulator|reports|suites|tests|docs|\.ci)/[\w/.-]*)`", doc.read_text())
+    missing = sorted({path for path in named if not (ROOT / path).exists()})
+    assert not missing, f"{doc.relative_to(ROOT)} names files that do not exist: {missing}"
+
+
 def test_the_index_maps_every_page_and_the_readme_leads_there():
     index = ROOT / "docs" / "index.md"
     linked = {(index.parent / target.split("#", 1)[0]).resolve() for target in LINK.findall(index.read_text())}
