@@ -1,8 +1,18 @@
-"""The docs a newcomer reads: the README stays short, no link leaves the repository or points at nothing, and
-every option the docs name is one the suite has (so --help and the docs agree)."""
+"""The docs a newcomer reads: the README stays short and its first commands work on a stock system, no link leaves
+the repository or points at nothing (files and the headings they name), every option the docs name is one the suite
+has (so --help and the docs agree), and the settings the docs and tox.ini give a run are the ones it needs."""
 
+import argparse
+import configparser
+import os
 import re
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -10,6 +20,7 @@ from fixtures.config import option_families
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+BENCHMARK_PAGES = [p for p in sorted((ROOT / "docs" / "benchmarks").glob("*.md")) if p.name != "common.md"]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 # Options of other tools the docs may name: pytest's, git's, Ryu's, the selfbench's, the emulator's, cbench's.
 OTHERS = {"--collect-only", "--overwrite", "--out", "--help", "--sessions", "--shards", "--lldp-period", "--duration",
@@ -38,6 +49,77 @@ def our_options() -> set:
     return flags
 
 
+# --------------------------------------------------------------------------- a benchmark page and its options
+
+def page_benchmark(page: Path) -> Optional[str]:
+    """The benchmark a page under docs/benchmarks/ documents: the one test of suites/ its opening line
+    (`` `pytest suites -k NAME` ``) selects; None for a page that selects none or several (common.md)."""
+    found = re.search(r"^`pytest suites -k (\w+)`", page.read_text(), re.M)
+    selected = [name for name in suite_benchmarks() if found and k_selects(["-k", found.group(1)], name)]
+    return selected[0] if len(selected) == 1 else None
+
+
+def suite_benchmarks() -> set:
+    """The benchmarks of the suite: the test functions of suites/."""
+    return {name for path in (ROOT / "suites").glob("test_*.py")
+            for name in re.findall(r"^def (test_\w+)\(", path.read_text(), re.M)}
+
+
+def k_selects(args: list, name: str) -> bool:
+    """Whether the command's -k expression (and, or, not, parentheses, substrings) selects the test ``name``."""
+    expr = next((args[i + 1] for i in range(len(args) - 1) if args[i] == "-k"), None)
+    if expr is None:
+        return True
+    tokens = re.findall(r"\(|\)|[^\s()]+", expr)
+    pos = 0
+
+    def take() -> str:
+        nonlocal pos
+        pos += 1
+        return tokens[pos - 1]
+
+    def either() -> bool:
+        value = both()
+        while pos < len(tokens) and tokens[pos] == "or":
+            take()
+            value = both() or value
+        return value
+
+    def both() -> bool:
+        value = single()
+        while pos < len(tokens) and tokens[pos] == "and":
+            take()
+            value = single() and value
+        return value
+
+    def single() -> bool:
+        token = take()
+        if token == "not":
+            return not single()
+        if token == "(":
+            value = either()
+            take()
+            return value
+        return token.lower() in name.lower()
+
+    return either()
+
+
+def own_options(page: Path) -> list:
+    """The options a page's own "Options" table documents (its first column), in order."""
+    section = re.search(r"^## Options\n(.*?)(?=^## |\Z)", page.read_text(), re.M | re.S)
+    if section is None:
+        return []
+    rows = [line.split("|")[1] for line in section.group(1).splitlines() if line.startswith("| `--")]
+    return [flag for row in rows for flag in re.findall(r"`(--[a-z0-9-]+)", row)]
+
+
+def declaring_family(flag: str) -> Optional[type]:
+    """The option family that declares ``flag`` (or has it as an older name)."""
+    return next((family for family in FAMILIES for _f, spec in family.option_fields()
+                 if flag == spec.flag or flag in spec.aliases), None)
+
+
 def test_the_readme_is_a_newcomers_page():
     text = (ROOT / "README.md").read_text()
     assert len(text.encode()) < 10_500
@@ -51,6 +133,22 @@ def test_links_stay_in_the_repository_and_resolve(doc):
         path = target.split("#", 1)[0]
         if path:
             assert (doc.parent / path).resolve().exists(), f"{doc.name}: {target} points at nothing"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_file_of_the_project_a_doc_names_exists(doc):
+    """A module, profile or page named in backticks (`fixtures/devices/northbound.py`) is where the doc says."""
+    named = re.findall(r"`((?:fixtures|emulator|reports|suites|tests|docs|\.ci)/[\w/.-]*)`", doc.read_text())
+    missing = sorted({path for path in named if not (ROOT / path).exists()})
+    assert not missing, f"{doc.relative_to(ROOT)} names files that do not exist: {missing}"
+
+
+def test_the_index_maps_every_page_and_the_readme_leads_there():
+    index = ROOT / "docs" / "index.md"
+    linked = {(index.parent / target.split("#", 1)[0]).resolve() for target in LINK.findall(index.read_text())}
+    missing = [str(p.relative_to(ROOT)) for p in DOCS if p not in linked and p != index]
+    assert not missing, f"docs/index.md does not say what these pages are for: {missing}"
+    assert "(docs/index.md)" in (ROOT / "README.md").read_text().split("## More", 1)[1]
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -69,3 +167,225 @@ def test_every_controller_choice_is_in_help_and_docs():
     readme = (ROOT / "README.md").read_text()
     for kind in EMBEDDED_KINDS:
         assert kind in help_text and f"`{kind}`" in readme
+
+
+@pytest.mark.parametrize("page", BENCHMARK_PAGES, ids=lambda p: p.name)
+def test_a_benchmark_page_opens_with_its_benchmark_and_documents_the_suites_options(page):
+    assert page_benchmark(page), f"{page.name} does not open with the one benchmark of suites/ it documents"
+    foreign = [flag for flag in own_options(page) if declaring_family(flag) is None]
+    assert not foreign, f"{page.name}'s Options table lists options no family declares: {foreign}"
+
+
+def test_the_change_detection_page_documents_its_own_pause():
+    """§5.1.8's pause before the change is --change-settle; --settle is the PACKET_IN family's and would be accepted
+    and applied to the wrong thing."""
+    page = ROOT / "docs" / "benchmarks" / "network_topology_change_detection_time.md"
+    assert "--change-settle" in own_options(page)
+    assert "`--settle`" not in page.read_text()
+
+
+def test_measurements_is_a_dated_notebook_that_opens_with_every_benchmarks_current_figure():
+    """Every section of docs/measurements.md opens with its date and commit, in the order recorded; the table of
+    current figures above them has a row for every benchmark page."""
+    text = (ROOT / "docs" / "measurements.md").read_text()
+    sections = re.split(r"(?m)^## ", text)[1:]
+    assert sections[0].startswith("Current figures\n")
+    dates = []
+    for section in sections[1:]:
+        opening = re.search(r"^Date (\d{4}-\d{2}-\d{2}) · (.*?)\n\n", section, re.M | re.S)
+        assert opening and re.search(r"\b[0-9a-f]{7}\b", opening.group(2)), \
+            f"measurements.md: '{section.splitlines()[0]}' does not open with its date and commit"
+        dates.append(opening.group(1))
+    assert dates == sorted(dates), "measurements.md's sections are not in the order they were recorded"
+    rows = [line.split("|")[1] for line in sections[0].splitlines() if line.startswith("| ")]
+    for page in BENCHMARK_PAGES:
+        title = re.sub(r"\s*\(.*\)$", "", page.read_text().splitlines()[0].lstrip("# "))
+        assert any(title in row for row in rows), f"measurements.md has no current figure for {title}"
+
+
+# --------------------------------------------------------------------------- headings as link targets
+
+def heading_slug(heading: str) -> str:
+    """GitHub's anchor for a heading: its text without markup, lowercased, every character other than a letter,
+    a digit, '_', '-' or a space dropped, spaces made '-'."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    text = re.sub(r"<[^>]+>", "", text).strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(page: Path) -> set:
+    """The anchors of a page's headings (outside fenced code), a repeated one numbered -1, -2, ... as GitHub does."""
+    seen: dict = {}
+    out = set()
+    fenced = False
+    for line in page.read_text().splitlines():
+        if re.match(r"^(```|~~~)", line):
+            fenced = not fenced
+            continue
+        heading = None if fenced else re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if heading:
+            slug = heading_slug(heading.group(1))
+            n = seen.get(slug, 0)
+            seen[slug] = n + 1
+            out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def test_heading_slugs_follow_githubs_rules(tmp_path):
+    assert heading_slug("Controller Failover Time (RFC 8456 §5.4.1), ryu-ha") == \
+        "controller-failover-time-rfc-8456-541-ryu-ha"
+    assert heading_slug("Cluster Leader Re-election (★ extra, not RFC 8456)") == \
+        "cluster-leader-re-election--extra-not-rfc-8456"
+    assert heading_slug("`screen` and [the table](x.md)") == "screen-and-the-table"
+    assert heading_slug("A correction: Nagle on the fabric's sessions") == "a-correction-nagle-on-the-fabrics-sessions"
+    page = tmp_path / "p.md"
+    page.write_text("# Title\n## Figures\n```sh\n# not a heading\n```\n## Figures\n### Figures\n")
+    assert anchors(page) == {"title", "figures", "figures-1", "figures-2"}
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_to_a_heading_finds_it(doc):
+    broken = []
+    for target in LINK.findall(doc.read_text()):
+        if "#" not in target or re.match(r"^[a-z]+:", target):
+            continue
+        path, fragment = target.split("#", 1)
+        page = (doc.parent / path).resolve() if path else doc
+        if page.suffix == ".md" and page.exists() and fragment not in anchors(page):
+            broken.append(target)
+    assert not broken, f"{doc.relative_to(ROOT)} links to headings that do not exist: {broken}"
+
+
+# --------------------------------------------------------------------------- the runs tox.ini sets up
+
+def tox_commands(env: str) -> list:
+    """The commands of tox.ini's ``testenv:env``, each split into its arguments as tox runs it without posargs
+    (``{posargs:DEFAULT}`` is DEFAULT; a leading '- ' only lets the next command run after a failure)."""
+    ini = configparser.ConfigParser(interpolation=None)
+    ini.read(ROOT / "tox.ini")
+    lines = ini[f"testenv:{env}"]["commands"].replace("\\\n", " ").splitlines()
+    out = []
+    for line in (raw.strip() for raw in lines):
+        if not line:
+            continue
+        line = re.sub(r"\{posargs:([^}]*)\}", r"\1", line.removeprefix("- ")).replace("{posargs}", "")
+        out.append(shlex.split(line.replace("{toxworkdir}", "/toxworkdir").replace("{toxinidir}", str(ROOT))))
+    return out
+
+
+def run_options(args: list) -> argparse.Namespace:
+    """The suite's options as a pytest command line sets them: @FILE read one option a line, a later one winning."""
+    parser = argparse.ArgumentParser(fromfile_prefix_chars="@", add_help=False)
+    for family in FAMILIES:
+        family.add_options(parser)
+    return parser.parse_known_args(["@" + str(ROOT / a[1:]) if a.startswith("@") else a for a in args])[0]
+
+
+def faucet_reroute_s() -> float:
+    """How long after a failure Faucet re-routes at most, as the §5.4.2 page documents it."""
+    page = (ROOT / "docs" / "benchmarks" / "network_reprovisioning_time.md").read_text()
+    found = re.search(r"re-route\s+comes\s+up\s+to\s+([\d.]+)\s+s\s+after\s+the\s+failure", page)
+    assert found, "network_reprovisioning_time.md no longer says how long Faucet's re-route takes at most"
+    return float(found.group(1))
+
+
+def test_the_helpers_read_tox_commands_as_tox_and_pytest_do():
+    assert k_selects(["-k", "not cluster_leader_reelection and not ovn_northbound"], "test_network_reprovisioning_time")
+    assert not k_selects(["-k", "control_session_capacity"], "test_network_reprovisioning_time")
+    assert k_selects(["-k", "(async or reprov) and not x"], "test_network_reprovisioning_time")
+    assert k_selects(["suites"], "test_anything")
+    assert run_options(["--reprov-td", "7", "@fixtures/profiles/short-run.args"]).reprov_td == 3.0
+    assert run_options(["@fixtures/profiles/short-run.args", "--reprov-td=7"]).reprov_td == 7.0
+    assert faucet_reroute_s() > 10
+
+
+@pytest.mark.parametrize("env", ["bench-faucet", "matrix"])
+def test_faucets_reprovisioning_runs_wait_longer_than_its_reroute(env):
+    """Faucet re-routes when its stack's LLDP beacons time out, seconds after the failure: a Td shorter than that
+    fails every §5.4.2 trial, and the matrix would say Faucet did not re-provision."""
+    runs = [run_options(args) for args in tox_commands(env)
+            if args[:1] == ["pytest"] and k_selects(args, "test_network_reprovisioning_time")]
+    faucet = [ns for ns in runs if ns.controller.kind == "faucet"]
+    assert faucet, f"tox -e {env} runs no network re-provisioning against Faucet"
+    bound = faucet_reroute_s()
+    for ns in faucet:
+        assert ns.reprov_td > bound, f"tox -e {env}: Faucet's Td is {ns.reprov_td:g} s, its re-route up to {bound:g} s"
+
+
+def test_the_certification_run_lists_known_findings_only_when_told_and_the_docs_agree():
+    """tox -e certify passes no --known-findings; the certification page, the screen's page and the file say so."""
+    (certify,) = [args for args in tox_commands("certify") if args[:1] == ["pytest"]]
+    assert run_options(certify).known_findings is None
+    assert "`tox -e certify` lists no known findings" in (ROOT / "docs" / "certification.md").read_text()
+    assert "`tox -e certify` does not" in (ROOT / "docs" / "benchmarks" / "malformed_message_handling.md").read_text()
+    assert "tox -e certify does not" in (ROOT / "fixtures" / "profiles" / "known-findings-ryu-4.34.yaml").read_text()
+
+
+def test_the_benchmarks_without_a_bound_in_the_default_profile_are_the_ones_common_md_names():
+    import yaml
+    profile = yaml.safe_load((ROOT / "fixtures" / "profiles" / "default.yaml").read_text())
+    unbounded = {name for name in suite_benchmarks() if name[5:] not in profile}
+    section = (ROOT / "docs" / "benchmarks" / "common.md").read_text().split("## Verdicts and profiles", 1)[1]
+    named = {page_benchmark(ROOT / "docs" / "benchmarks" / target.split("#", 1)[0])
+             for target in LINK.findall(section.split("have no bound", 1)[1])}
+    assert named == unbounded, "common.md's list of the benchmarks default.yaml does not bound is not the file's"
+
+
+# --------------------------------------------------------------------------- the README's first commands
+
+def readme_commands() -> list:
+    """The command lines of the README's first shell block."""
+    block = re.search(r"```sh\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    return [line for line in block.replace("\\\n", " ").splitlines() if line.strip() and not line.startswith("#")]
+
+
+def externally_managed_python(root: Path) -> Path:
+    """A directory holding a ``python3`` that is this Python's interpreter with a prefix of its own under ``root``,
+    marked EXTERNALLY-MANAGED in its stdlib directory (PEP 668) as Debian 12's and Ubuntu's are; not a venv (pip
+    does not look for the mark inside one).  Its stdlib is this one's; its site-packages holds only pip."""
+    prefix = root / "system"
+    stdlib = Path(sysconfig.get_path("stdlib"))
+    base_purelib = Path(sysconfig.get_path("purelib", vars={"base": sys.base_prefix, "platbase": sys.base_prefix}))
+    lib = prefix / stdlib.relative_to(sys.base_prefix)
+    (lib / "site-packages").mkdir(parents=True)
+    for entry in stdlib.iterdir():
+        if entry.name not in ("site-packages", "dist-packages"):
+            (lib / entry.name).symlink_to(entry)
+    for entry in list(base_purelib.glob("pip")) + list(base_purelib.glob("pip-*.dist-info")):
+        (lib / "site-packages" / entry.name).symlink_to(entry)
+    (lib / "EXTERNALLY-MANAGED").write_text("[externally-managed]\nError=this Python is the system's (PEP 668)\n")
+    binary = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
+    (prefix / "bin").mkdir()
+    shutil.copy2(binary, prefix / "bin" / binary.name)
+    shims = root / "bin"
+    shims.mkdir()
+    (shims / "python3").symlink_to(prefix / "bin" / binary.name)
+    return shims
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("index", range(2), ids=["tests", "bench"])
+def test_the_readmes_commands_install_tox_where_pip_is_externally_managed(tmp_path, index):
+    """The README's first two commands, up to the tox they install, on a Python that refuses ``pip install`` outside
+    a venv (PEP 668), as a fresh Debian 12 or Ubuntu has; then the tox they give answers."""
+    installs = [line for line in readme_commands() if "pip install" in line]
+    assert len(installs) >= 2, "the README's first block no longer installs tox in its first two commands"
+    *install, run_tox = [part.strip() for part in installs[index].split("&&")]
+    assert run_tox.split()[0].endswith("tox"), f"the README's command does not end by running tox: {installs[index]}"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH", "PIP_CONSTRAINT", "PIP_REQUIRE_VIRTUALENV")}
+    env["PATH"] = f"{externally_managed_python(tmp_path)}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    clone = tmp_path / "clone"
+    clone.mkdir()
+
+    def sh(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", "-c", command], cwd=clone, env=env, capture_output=True, text=True,
+                              timeout=900, stdin=subprocess.DEVNULL)
+
+    system = sh('python3 -c "import sys; print(sys.prefix == sys.base_prefix)" && '
+                'python3 -m pip install --dry-run "tox>=4,<5"')
+    assert system.stdout.startswith("True") and system.returncode != 0, system.stdout + system.stderr
+    assert "externally-managed-environment" in system.stderr or "No module named pip" in system.stderr, system.stderr
+    done = sh(" && ".join([*install, f"{run_tox.split()[0]} --version"]))
+    assert done.returncode == 0, f"{' && '.join(install)}\n{done.stdout}{done.stderr}"
+    assert re.search(r"^4\.", done.stdout, re.M), done.stdout

@@ -3,6 +3,8 @@
 import copy
 import json
 import os
+import re
+from pathlib import Path
 
 import pytest
 from results_check import check_results_files
@@ -13,6 +15,13 @@ from reports.stats import SUMMARY_KEYS, summarize
 from reports.verdict import against_baseline, against_threshold
 
 jsonschema = pytest.importorskip("jsonschema")
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "results-schema.md"
+# docs/results-schema.md's tables, by heading, and the part of the schema each documents (None: the top level).
+TABLES = {"Top level": None, "`run`": "run", "`run.controller`": "controller",
+          "`run.ovn_cluster` and `run.ovn_central`": "ovn_device", "A benchmark entry": "benchmark",
+          "A trial": "trial", "A comparison": "comparison", "A screened kind": "screened_kind",
+          "`summary`": "summary", "`verdict`": "verdict"}
 
 RUN = {"started": "2026-11-22T00:00:00+00:00",
        "command": "pytest suites -k control_session_capacity --profile fixtures/profiles/default.yaml",
@@ -148,3 +157,139 @@ def test_check_results_files_names_each_bad_file(tmp_path):
     with pytest.raises(AssertionError, match="no results.json under"):
         check_results_files(tmp_path / "empty")
     assert load_results(good)["schema_version"] == 2
+
+
+# --------------------------------------------------------------------------- the schema and its page agree
+
+def schema_fields() -> dict:
+    """Each documented part of the schema -> the dotted paths of its fields ('[]' for an array's items), down to
+    where another documented part begins (a $ref to it) or the record is free-form."""
+    schema = json.loads(SCHEMA_PATH.read_text())
+    defs, tabled = schema["$defs"], {name for name in TABLES.values() if name}
+
+    def walk(node: dict, path: str, out: set, inside: frozenset) -> None:
+        ref = node.get("$ref", "").rsplit("/", 1)[-1]
+        if ref:
+            if ref not in tabled and ref not in inside:
+                walk(defs[ref], path, out, inside | {ref})
+            return
+        for alternative in node.get("anyOf", []):
+            walk(alternative, path, out, inside)
+        for key, sub in node.get("properties", {}).items():
+            field = f"{path}.{key}" if path else key
+            out.add(field)
+            walk(sub, field, out, inside)
+        if isinstance(node.get("items"), dict):
+            walk(node["items"], f"{path}[]", out, inside)
+
+    fields = {}
+    for name in TABLES.values():
+        out: set = set()
+        walk(schema if name is None else defs[name], "", out, frozenset({name} if name else ()))
+        fields[name] = out
+    return fields
+
+
+def doc_rows() -> dict:
+    """Each table of docs/results-schema.md (by the part of the schema it documents) -> {field: its row's text};
+    a row may name several fields, and `.x` after `a.b` means `a.x`."""
+    parts = re.split(r"(?m)^#{2,3} (.*)$", DOC.read_text())
+    tables = {}
+    for title, body in zip(parts[1::2], parts[2::2]):
+        if title.strip() not in TABLES:
+            continue
+        rows: dict = {}
+        for line in body.splitlines():
+            if not line.startswith("| `"):
+                continue
+            first, text = line.split("|")[1], "|".join(line.split("|")[2:])
+            previous = None
+            for name in re.findall(r"`([^`]+)`", first):
+                if name.startswith(".") and previous:
+                    name = previous.rsplit(".", 1)[0] + name
+                rows[name] = text
+                previous = name
+        tables[TABLES[title.strip()]] = rows
+    return tables
+
+
+def documented(field: str, rows: dict) -> bool:
+    """A field is documented by a row of its own (an object also by rows of its fields), or in backticks in the row
+    of its nearest documented parent."""
+    if field in rows or any(row.startswith(f"{field}.") for row in rows):
+        return True
+    parts = field.replace("[]", "").split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        parent = ".".join(parts[:i])
+        if parent in rows:
+            return f"`{parts[-1]}`" in rows[parent]
+    return False
+
+
+def test_every_field_of_the_schema_is_documented_and_every_documented_field_is_in_the_schema():
+    fields, tables = schema_fields(), doc_rows()
+    assert set(tables) == set(TABLES.values()), "docs/results-schema.md lacks a table"
+    for name, rows in tables.items():
+        part = name or "the top level"
+        missing = sorted(f for f in fields[name] if not documented(f, rows))
+        assert not missing, f"{part}: fields of the schema that docs/results-schema.md does not document: {missing}"
+        unknown = sorted(r for r in rows if r not in fields[name])
+        assert not unknown, f"{part}: fields docs/results-schema.md documents that the schema has not: {unknown}"
+
+
+@pytest.mark.parametrize("where,field", [
+    ("", "surprise"), ("run", "traffic"), ("run/emulator", "processing_time"), ("run/host", "disk_gib"),
+    ("run/controller", "colour"), ("benchmarks/0", "table_of_my_own"), ("benchmarks/0/trials/0", "extra"),
+    ("benchmarks/0/verdict", "confidence"), ("benchmarks/0/outcome", "why"),
+    ("benchmarks/0/trials/0/controller_resources", "threads"),
+])
+def test_a_field_the_schema_does_not_name_is_refused(where, field):
+    data = results()
+    node = data
+    for key in [int(k) if k.isdigit() else k for k in where.split("/") if k]:
+        node = node[key]
+    node[field] = 1
+    with pytest.raises(ResultsError, match=rf"Additional properties are not allowed \('{field}' was unexpected\)"):
+        validate(data)
+
+
+def test_every_context_record_the_suite_writes_validates():
+    """The benchmark-specific records beside the trials, as the families write them."""
+    entry = harness_entry()
+    comparison = {"baseline": "this run's 0 % cell", "baseline_mean": 10.0, "baseline_n": 10, "mean": 9.0,
+                  "deviation_percent": -10.0, "test": "welch-t", "p_value": 0.2, "result": "PASS", "effect_size": 0.3}
+    entry.update(
+        derived_from="test_async_message_processing_rate", provisioning_type="reactive",
+        search_in_progress={"3": [{"nodes": 16, "matched": True, "seconds": 4.2}]},
+        preflight={"rtt_ms": 0.2, "answered_by": "PACKET_OUT", "switches_answered": 16, "answered_by_flow_mod": 0,
+                   "announcements_confirmed": 16, "announcement_wait_s": 0.51},
+        emulator_ceiling={"switches": 16, "shards": 1, "td_s": 3.0, "against": "bmwg-sdn null controller",
+                          "open_loop_send_rate": 3.0e6, "response_rate": 5.3e5, "response_rate_loss_ratio": 0.0},
+        against_without_exceptions=comparison, against_without_attacks={"withheld": "no cell without attacks"},
+        attack_against_sham=comparison,
+        attack_reached={"mean_rate": 19990.0, "min_rate": 19980.0, "target_rate": 20000.0, "unit": "SYN/s",
+                        "min_share": 0.999},
+        reelection={"election_timer_ms": 1000, "window_ms": 2500, "slack_ms": 500, "write_gap_ms": summarize([1.0]),
+                    "cluster": {"members": [{"name": "nb1", "sid": "a1b2", "client": "tcp:127.0.0.1:1",
+                                             "raft": "tcp:127.0.0.1:2"}],
+                                "ovs_version": "3.1.0", "schema": "/usr/share/ovn/ovn-nb.ovsschema", "generation": 1,
+                                "workdir": None, "logs": "logs/ovn-cluster"}},
+        ovn_provisioning={"concurrency": 8, "rally": {"count": 800, "success_pct": 100.0, "min": 6.9, "median": 42.3,
+                                                      "p90": 201.0, "p95": 294.0, "p99": 374.0, "max": 496.0,
+                                                      "avg": 79.8},
+                          "client_cpu_pct": 90.0, "central_cpu_pct": 36.0, "ovn_version": "23.03.1"},
+        screen={"kinds": [{"kind": "B03", "class": "B", "title": "...", "hazard": "", "anchor": "RFC 8456 A.6.1",
+                           "ideal": "discard it", "passes_on": ["CONFORMANT", "TOLERANT"], "outcome": "TOLERANT",
+                           "runs": ["TOLERANT"], "flaky": False, "pass": True, "detail": "...", "reply": "",
+                           "sentinel_p99_before_ms": 1.4, "sentinel_p99_after_ms": 1.3, "fresh_handshake_ms": 0.4}],
+                "screened": 1, "not_screened": 0, "passed": 1, "conformant": 0, "robustness_score": 100.0,
+                "strict_score": 0.0, "outcomes": {"TOLERANT": 1}, "failed_kinds": [], "known_failed_kinds": [],
+                "known_now_passing": []})
+    run = copy.deepcopy(RUN)
+    run["host"]["load_average"] = [0.1, 0.2, 0.3]
+    run["emulator"]["shards"] = ["popen × 1"]
+    run["controller"].update(cpus=[1], options="--observe-links", lldp_period_s=0.9)
+    run.update(pid=4242, max_failed_trials=0, finished="2026-11-22T00:10:00+00:00", interrupted="SIGTERM",
+               ovn_cluster={"name": "ovn-nb-raft", "version": "3.1.0", "mode": "embedded", "address": None,
+                            "redundancy": "RAFT cluster of 3 ovsdb-server members", "apps": ["ovsdb-server 3.1.0"]})
+    validate({"schema_version": 2, "run": run, "benchmarks": [entry]})
