@@ -3,7 +3,7 @@
 RFC 8456 §5.4.1 times a controller cluster's failover as the data plane sees it.  This extra asks a narrower
 question of the consensus underneath such clusters: how long an OVN northbound RAFT cluster is without a leader
 when its leader dies, against the election timer it was given.  The device under test is the cluster itself
-(fixtures/ovn_cluster.py), not an OpenFlow controller.
+(fixtures/devices/ovn_cluster.py), not an OpenFlow controller.
 """
 
 import pytest

@@ -3,7 +3,7 @@
 The OpenStack study among the suite's seeds compared OVN with ML2/OVS through Rally at concurrency 8, 16 and 32.
 This extra measures OVN's row of it below Neutron: logical switches and ports written to an OVN central's
 northbound database by concurrent ovsdbapp clients, each timed until ovn-northd has carried it into the
-southbound database (fixtures/ovn_central.py).  The device under test is the OVN central, not an OpenFlow
+southbound database (fixtures/families/ovn_nb.py).  The device under test is the OVN central, not an OpenFlow
 controller.
 """
 
