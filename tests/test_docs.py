@@ -116,7 +116,7 @@ def own_options(page: Path) -> list:
 
 def declaring_family(flag: str) -> Optional[type]:
     """The option family that declares ``flag`` (or has it as an older name)."""
-    return next((family for family in FAMILIES for _f, spec in family.option_fields()
+    return next((family for family in option_families().values() for _f, spec in family.option_fields()
                  if flag == spec.flag or flag in spec.aliases), None)
 
 
@@ -169,11 +169,31 @@ def test_every_controller_choice_is_in_help_and_docs():
         assert kind in help_text and f"`{kind}`" in readme
 
 
+def options_section(page: Path) -> str:
+    section = re.search(r"^## Options\n(.*?)(?=^## |\Z)", page.read_text(), re.M | re.S)
+    return section.group(1) if section else ""
+
+
 @pytest.mark.parametrize("page", BENCHMARK_PAGES, ids=lambda p: p.name)
 def test_a_benchmark_page_opens_with_its_benchmark_and_documents_the_suites_options(page):
+    """Every option a benchmark page's Options section names (its generated table and the prose around it) belongs
+    to a family the page's benchmark uses, or to the run's, the emulator's and the ramp's every benchmark shares:
+    a user's value for an option of another family would be accepted and applied to something else."""
+    from fixtures.config import CORE_OPTIONS
+    from fixtures.docs import flags_of, page_options
     assert page_benchmark(page), f"{page.name} does not open with the one benchmark of suites/ it documents"
     foreign = [flag for flag in own_options(page) if declaring_family(flag) is None]
     assert not foreign, f"{page.name}'s Options table lists options no family declares: {foreign}"
+    uses = flags_of(page_options()[page]) | flags_of({family: None for family in CORE_OPTIONS.values()})
+    named = re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", options_section(page))
+    elsewhere = sorted({flag for flag in named if declaring_family(flag) is not None and flag not in uses})
+    assert not elsewhere, (f"{page.name}'s Options section names options of families its benchmark does not use: "
+                           f"{elsewhere}")
+
+
+def test_the_option_tables_are_generated_from_the_families_and_current():
+    from fixtures.docs import stale
+    assert not stale(), f"out of date (run python -m fixtures.docs): {[p.name for p in stale()]}"
 
 
 def test_the_change_detection_page_documents_its_own_pause():
@@ -276,7 +296,7 @@ def tox_commands(env: str) -> list:
 def run_options(args: list) -> argparse.Namespace:
     """The suite's options as a pytest command line sets them: @FILE read one option a line, a later one winning."""
     parser = argparse.ArgumentParser(fromfile_prefix_chars="@", add_help=False)
-    for family in FAMILIES:
+    for family in option_families().values():
         family.add_options(parser)
     return parser.parse_known_args(["@" + str(ROOT / a[1:]) if a.startswith("@") else a for a in args])[0]
 
