@@ -8,7 +8,8 @@ when its leader dies, against the election timer it was given.  The device under
 
 import pytest
 
-from fixtures.devices.ovn_cluster import ClusterError, effective_slack, reelection_trial, window_ms
+from fixtures.devices.ovn_cluster import ClusterError
+from fixtures.families.reelection import effective_slack, reelection_trial, window_ms
 from fixtures.harness import TrialOutcome
 from reports.stats import summarize
 
@@ -30,7 +31,7 @@ MEASUREMENT_POINT = (
                      device="ovn_cluster")
 def test_cluster_leader_reelection(benchmark_run, ovn_cluster, bmwg, election_timer):
     p, cluster = bmwg.cluster, ovn_cluster
-    missing = cluster.missing()
+    missing = cluster.unavailable()
     if missing:
         benchmark_run.skip(missing)
     slack, slack_from = effective_slack(p, bmwg.profile)
@@ -58,7 +59,7 @@ def test_cluster_leader_reelection(benchmark_run, ovn_cluster, bmwg, election_ti
     run.context("reelection", context)
 
     def trial(index):
-        r = reelection_trial(cluster, election_timer, window)
+        r = reelection_trial(cluster, election_timer, window, params=p)
         return TrialOutcome(value=r["reelection_ms"], details=r)
 
     try:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fixtures.devices.controllers import ControllerError
+from fixtures.devices.base import ControllerError
 from fixtures.families.failover import failover_choice, failover_trial
 from fixtures.families.paths import extra_note
 from fixtures.harness import TrialOutcome
@@ -32,7 +32,7 @@ def test_controller_failover_time(benchmark_run, controller_cluster, path_emulat
     nodes, kill, keepalive = failover_cell
     cluster = controller_cluster
     run = benchmark_run
-    why = cluster.missing()
+    why = cluster.unavailable()
     if why:
         run.skip(why)
     topo, choice = failover_choice(p)

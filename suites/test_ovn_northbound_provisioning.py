@@ -9,7 +9,8 @@ controller.
 
 import pytest
 
-from fixtures.devices.ovn_central import ML2_NOTE, OvnCentralError, cpu_percent, provisioning_run, rally_row
+from fixtures.devices.ovn_central import OvnCentralError
+from fixtures.families.ovn_nb import ML2_NOTE, cpu_percent, provisioning_run, rally_row
 from fixtures.harness import TrialFailed, TrialOutcome
 
 DEFINITION = (
@@ -30,7 +31,7 @@ MEASUREMENT_POINT = (
                      device="ovn_central", repetitions="ovn.runs")
 def test_ovn_northbound_provisioning(benchmark_run, ovn_central, bmwg, ovn_concurrency):
     p, central, c = bmwg.ovn, ovn_central, ovn_concurrency
-    missing = central.missing()
+    missing = central.unavailable()
     if missing:
         benchmark_run.skip(missing)
     run = benchmark_run.parameters(concurrency=c, iterations_per_run=p.iterations, ports_per_switch=p.ports,
