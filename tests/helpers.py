@@ -29,18 +29,17 @@ class GarbledController:
         self.malformed = malformed
 
     def __enter__(self):
-        from fixtures.devices.controllers import free_port, spawn
+        from fixtures.ports import free_port
+        from fixtures.process import ChildProcess
         self.port = free_port()
-        self.proc = spawn([sys.executable, "-m", "emulator.nullctl", "--port", str(self.port), "--malformed",
-                           self.malformed], self.log)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and b"listening" not in self.log.read_bytes():
-            time.sleep(0.05)   # waiting for another process to listen; not a measurement
+        self.proc = ChildProcess([sys.executable, "-m", "emulator.nullctl", "--port", str(self.port), "--malformed",
+                                  self.malformed], name="garbled", log=self.log).start()
+        self.proc.wait_ready(lambda: b"listening" in self.log.read_bytes(), 15, what="the garbled controller",
+                             interval=0.05, retry_on=(OSError,))
         return self
 
     def __exit__(self, *exc):
-        from fixtures.devices.controllers import end_process
-        end_process(self.proc)
+        self.proc.end()
 
 
 def orphans(markers=OUR_COMMANDS) -> list:

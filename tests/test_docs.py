@@ -162,7 +162,7 @@ def test_every_option_the_docs_name_exists(doc):
 
 def test_every_controller_choice_is_in_help_and_docs():
     from fixtures.config import RunParams
-    from fixtures.devices.controllers import EMBEDDED_KINDS
+    from fixtures.devices.registry import EMBEDDED_KINDS
     help_text = dict((f.name, spec) for f, spec in RunParams.option_fields())["controller"].help
     readme = (ROOT / "README.md").read_text()
     for kind in EMBEDDED_KINDS:

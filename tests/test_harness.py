@@ -9,7 +9,7 @@ import pytest
 from emulator.commands import EmulatorError
 from fixtures.benchmark import Benchmark, Derived
 from fixtures.config import BmwgConfig, ReportDirError, claim_report_dir, default_report_dir
-from fixtures.devices.controllers import ControllerError
+from fixtures.devices.base import ControllerError
 from fixtures.harness import BenchmarkRun, Interrupted, TrialFailed, TrialOutcome, Trials
 from reports import results as results_mod
 from reports.results import ResultStore
@@ -277,7 +277,7 @@ def test_an_external_controller_is_named_versioned_and_sampled_as_the_user_says(
     import os
 
     from fixtures.config import option_families
-    from fixtures.devices.controllers import ExternalController
+    from fixtures.devices.external import ExternalController
     parser = argparse.ArgumentParser()
     for family in option_families().values():
         family.add_options(parser)

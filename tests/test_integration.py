@@ -19,9 +19,13 @@ from results_check import check_results_files
 from emulator import codec
 from emulator import commands as c
 from emulator.params import CapacityParams, RampParams
-from fixtures.devices.controllers import ControllerError, ExternalController, NullController, RyuController, free_port
+from fixtures.devices.base import ControllerError
+from fixtures.devices.external import ExternalController
+from fixtures.devices.null import NullController
+from fixtures.devices.ryu import RyuController
 from fixtures.families.capacity import CapacityEmulator
 from fixtures.harness import BenchmarkRun, Judging, TrialOutcome
+from fixtures.ports import free_port
 from reports.results import ResultStore, load_results
 
 pytestmark = pytest.mark.integration
@@ -440,7 +444,7 @@ def test_capped_trials_below_a_minimum_are_inconclusive_not_fail(tmp_path):
 
 
 def test_embedded_controller_on_a_taken_port_retries_on_another(tmp_path, monkeypatch):
-    import fixtures.devices.controllers as controllers
+    import fixtures.ports as controllers
     with socket.socket() as holder:  # the port "free_port" first offers is taken before the bind
         holder.bind(("127.0.0.1", 0))
         holder.listen()
@@ -457,7 +461,7 @@ def test_embedded_controller_on_a_taken_port_retries_on_another(tmp_path, monkey
 
 
 def test_free_port_is_below_the_ephemeral_range():
-    from fixtures.devices.controllers import ephemeral_range
+    from fixtures.ports import ephemeral_range
     assert free_port() < ephemeral_range()[0]
 
 

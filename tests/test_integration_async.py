@@ -11,7 +11,9 @@ from results_check import check_results_files
 from emulator import codec
 from emulator.commands import EmulatorError
 from emulator.params import AsyncParams, RampParams
-from fixtures.devices.controllers import NullController, OsKenController, OvsTestController, RyuController
+from fixtures.devices.null import NullController
+from fixtures.devices.ovs import OvsTestController
+from fixtures.devices.ryu import OsKenController, RyuController
 from fixtures.families.async_msgs import AsyncEmulator, PreflightFailed, TrialInvalid, trial_figures
 from reports.results import load_results
 
@@ -128,7 +130,7 @@ def test_embedded_osken_with_the_suites_learning_switch_installs_flows(emulator,
     """os-ken ships no app: the suite's learning switch answers a PACKET_IN whose destination it has learned with a
     FLOW_MOD, on both OpenFlow versions (1.3 after its own table-miss entry)."""
     ctl = started(OsKenController(tmp_path, openflow=openflow, ready_timeout=60))
-    assert ctl.version().startswith("3.") and ctl.cannot_run("test_network_discovery_size") is None   # all run
+    assert ctl.version().startswith("3.") and ctl.capabilities() == RyuController.CAPABILITIES   # all run
     em = emulator(openflow, switches=2)
     em.connect(ctl.address)
     assert em.preflight()["answered_by"] == "FLOW_MOD"

@@ -30,7 +30,7 @@ def test_ryu_ha_fails_over_when_its_master_goes_and_leaves_no_process_behind(tmp
     ROLE_REQUEST(MASTER) with a newer generation, frames reach TP2 again, and the killed member comes back as a
     slave for the next trial, which kills the other one."""
     cluster = RyuHaCluster(tmp_path, members=2, probe_ms=1000, openflow=codec.OFP13)
-    why = cluster.missing()
+    why = cluster.unavailable()
     if why:
         pytest.skip(why)
     p = FailoverParams(rate=200.0, lead=0.5, td=10.0, keepalives=(1000,))
@@ -69,7 +69,7 @@ def test_an_external_cluster_is_killed_and_restored_by_the_users_commands(tmp_pa
     import subprocess
 
     from fixtures.devices.clusters import ExternalCluster
-    from fixtures.devices.controllers import free_port
+    from fixtures.ports import free_port
 
     exe = shutil.which("ovs-testcontroller")
     if exe is None:

@@ -11,7 +11,7 @@ from emulator import commands as c
 from emulator import testports as tpt
 from emulator import topology as tp
 from emulator.params import FabricParams, RampParams
-from fixtures.devices.controllers import OsKenController, RyuController
+from fixtures.devices.ryu import OsKenController, RyuController
 from fixtures.fabric import TopologyEmulator
 
 pytestmark = pytest.mark.integration

@@ -15,8 +15,8 @@ from results_check import check_results_files
 from emulator import codec
 from emulator import topology as tp
 from emulator.params import FabricParams, RampParams
-from fixtures.devices.controllers import OsKenController, RyuController
 from fixtures.devices.northbound import compare, deployed_view
+from fixtures.devices.ryu import OsKenController, RyuController
 from fixtures.fabric import TopologyEmulator
 from fixtures.families.topology import DiscoveryParams, change_trial, discovery_trial
 from reports.results import load_results

@@ -12,7 +12,7 @@ from sshd import local_sshd
 from emulator import codec
 from emulator.params import AsyncParams, CapacityParams, RampParams
 from emulator.pool import ShardPool
-from fixtures.devices.controllers import NullController
+from fixtures.devices.null import NullController
 from fixtures.families.async_msgs import AsyncEmulator, trial_figures
 from fixtures.families.capacity import CapacityEmulator
 from reports.results import load_results

@@ -1,17 +1,10 @@
-"""The ★ OVN provisioning extra's pure parts: options, Rally's columns, the skip reason, the report's table."""
+"""The ★ OVN provisioning extra's pure parts (the device fixtures/devices/ovn_central.py, the family
+fixtures/families/ovn_nb.py): options, Rally's columns, the skip reason, the report's table."""
 
 import pytest
 
-from fixtures.devices.ovn_central import (
-    ML2_NOTE,
-    OvnNbParams,
-    concurrency_list,
-    cpu_percent,
-    missing_tools,
-    percentile,
-    rally_row,
-)
-from fixtures.families.ovn_nb import TABLE
+from fixtures.devices.ovn_central import missing_tools
+from fixtures.families.ovn_nb import ML2_NOTE, TABLE, OvnNbParams, concurrency_list, cpu_percent, rally_row
 from reports import tables
 
 
@@ -23,14 +16,15 @@ def test_concurrency_is_a_list_of_whole_numbers_within_bounds_without_repeats():
             concurrency_list(bad)
 
 
-def test_percentiles_interpolate_between_closest_ranks_like_numpy():
+def test_rallys_percentiles_interpolate_between_closest_ranks_like_numpy():
+    """(reports.stats.percentile: the one percentile of the project.)"""
     import numpy as np
-    values = sorted([12.0, 3.5, 7.0, 100.0, 1.0, 55.5, 8.25])
-    for q in (0, 50, 90, 95, 99, 100):
-        assert percentile(values, q) == pytest.approx(float(np.percentile(values, q)))
-    assert percentile([4.0], 95) == 4.0
-    with pytest.raises(ValueError):
-        percentile([], 50)
+    values = [12.0, 3.5, 7.0, 100.0, 1.0, 55.5, 8.25]
+    row = rally_row(values, 0)
+    for q, key in ((0, "min"), (50, "median"), (90, "p90"), (95, "p95"), (99, "p99"), (100, "max")):
+        assert row[key] == pytest.approx(float(np.percentile(values, q)))
+    assert rally_row([4.0], 0)["p95"] == 4.0
+    assert "p95" not in rally_row([], 1)
 
 
 def test_rally_row_has_the_studys_columns_plus_p99_and_counts_failures_in_success():
@@ -48,9 +42,10 @@ def test_cpu_is_a_share_of_one_core_and_none_without_wall_time():
 
 def test_the_skip_reason_names_every_missing_piece_and_where_it_comes_from():
     p = OvnNbParams()
-    assert missing_tools(p, which=lambda t: f"/usr/bin/{t}", exists=lambda path: True, importable=bool) is None
-    why = missing_tools(p, which=lambda t: None if t == "ovn-northd" else "/x", exists=lambda path: "sb" not in path,
-                        importable=lambda name: False)
+    assert missing_tools(sb_schema=p.sb_schema, which=lambda t: f"/usr/bin/{t}", exists=lambda path: True,
+                         importable=bool) is None
+    why = missing_tools(sb_schema=p.sb_schema, which=lambda t: None if t == "ovn-northd" else "/x",
+                        exists=lambda path: "sb" not in path, importable=lambda name: False)
     assert "ovn-northd not found on PATH" in why and "ovn-sb.ovsschema is absent" in why and "--ovn-sb-schema" in why
     assert "ovsdbapp is not installed" in why and "--no-deps" in why
 
@@ -79,8 +74,7 @@ def test_the_suite_provisions_on_a_real_ovn_central_and_leaves_no_process(tmp_pa
     from helpers import pytest_run
     from results_check import check_results_files
 
-    from fixtures.devices.ovn_central import OvnCentral
-    why = OvnCentral(OvnNbParams(), tmp_path).missing()
+    why = OvnNbParams().central(tmp_path).unavailable()
     if why:
         pytest.skip(why)
     out = tmp_path / "r"

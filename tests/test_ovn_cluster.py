@@ -1,6 +1,8 @@
-"""The ★ cluster re-election extra (fixtures/ovn_cluster.py): cluster/status and log parsing, convergence, the write
-gap, the election-timer steps, the options and the profile's slack, the report's rendering; no sockets, no sleeps.
-One integration test builds a real 3-member OVN northbound cluster, kills its leader once and restores it."""
+"""The ★ cluster re-election extra (the device fixtures/devices/ovn_cluster.py, the family
+fixtures/families/reelection.py, the OVSDB clients fixtures/devices/ovsdb.py): cluster/status and log parsing,
+convergence, the write gap, the election-timer steps, the options and the profile's slack, the report's rendering;
+no sockets, no sleeps.  One integration test builds a real 3-member OVN northbound cluster, kills its leader once and
+restores it."""
 
 import argparse
 import os
@@ -8,24 +10,24 @@ import os
 import pytest
 
 from fixtures.devices.ovn_cluster import (
-    DEFAULT_SLACK_MS,
-    ClusterParams,
-    JsonStream,
-    LogEvent,
     MemberStatus,
     OvnCluster,
     convergence_problem,
+    missing_tools,
+    parse_cluster_status,
+    timer_steps,
+)
+from fixtures.devices.ovsdb import JsonStream, transaction_outcome, update_request
+from fixtures.families.reelection import (
+    DEFAULT_SLACK_MS,
+    ClusterParams,
+    LogEvent,
     effective_slack,
     first_event,
     member_count,
-    missing_tools,
-    parse_cluster_status,
     parse_log,
     parse_log_line,
     timer_list,
-    timer_steps,
-    transaction_outcome,
-    update_request,
     window_ms,
     write_gap,
 )
@@ -343,7 +345,7 @@ def test_the_writers_transaction_sets_one_key_of_nb_global():
 
 def extra_entry(tmp_path, values=(1200.0, 1500.0, 2600.0)):
     store = ResultStore(tmp_path / "results.json", {"started": "2026-11-24T00:00:00+00:00"})
-    device = OvnCluster(ClusterParams(), tmp_path / "logs")       # the device as the trial loop sees it: no process
+    device = OvnCluster(tmp_path / "logs")       # the device as the trial loop sees it: no process
     from fixtures.benchmark import Benchmark
     from fixtures.families.reelection import TABLE
     from fixtures.harness import Trials
@@ -405,11 +407,11 @@ def test_a_threshold_bound_is_min_or_max(tmp_path):
 @pytest.mark.integration
 def test_a_real_cluster_elects_a_new_leader_after_its_leader_is_killed(tmp_path):
     psutil = pytest.importorskip("psutil")
-    from fixtures.devices.ovn_cluster import reelection_trial
+    from fixtures.families.reelection import reelection_trial
     params = ClusterParams()
-    cluster = OvnCluster(params, tmp_path / "logs")
-    if cluster.missing():
-        pytest.skip(cluster.missing())
+    cluster = params.cluster(tmp_path / "logs")
+    if cluster.unavailable():
+        pytest.skip(cluster.unavailable())
     pids: list = []
     try:
         statuses = cluster.ensure_ready(1000)
@@ -419,7 +421,7 @@ def test_a_real_cluster_elects_a_new_leader_after_its_leader_is_killed(tmp_path)
             listening = [c.laddr for c in psutil.Process(pid).net_connections("tcp") if c.status == "LISTEN"]
             assert listening and all(addr.ip == "127.0.0.1" for addr in listening), listening
         old = cluster.leader_of(statuses)
-        r = reelection_trial(cluster, 1000, window_ms(1000, 500))
+        r = reelection_trial(cluster, 1000, window_ms(1000, 500), params=params)
         assert r["old_leader"].startswith(old.name) and r["new_term"] > r["old_term"]
         assert r["new_leader"] != r["old_leader"] and 0 < r["reelection_ms"] < 10_000
         assert r["source"] in ("log", "cluster/status") and r["reelection_status_ms"] is not None
@@ -439,7 +441,8 @@ def test_a_real_cluster_elects_a_new_leader_after_its_leader_is_killed(tmp_path)
 def test_each_member_binds_the_probed_remote_in_its_own_rundir(tmp_path):
     """The Connection row's relative punix: target lands in each member's OVS_RUNDIR: one socket per member, the
     clients' inactivity probe set by the row (ryu-ha's keep-alive)."""
-    from fixtures.devices.ovn_cluster import NB_DB, PROBED_SOCKET, Member
+    from fixtures.devices.ovn_cluster import PROBED_SOCKET, Member
+    from fixtures.devices.ovsdb import NB_DB
     m = Member(2, tmp_path, tmp_path / "logs", 7001, 7002)
     cmd = m.command()
     assert f"--remote=db:{NB_DB},NB_Global,connections" in cmd and "--remote=ptcp:7001:127.0.0.1" in cmd

@@ -163,8 +163,8 @@ def test_learned_entries_name_a_unicast_address():
 
 
 def test_flow_adapter_errors_name_the_adapter_and_the_call():
-    from fixtures.devices.controllers import free_port
     from fixtures.devices.northbound import NorthboundError
+    from fixtures.ports import free_port
     nb = make_flows("ryu", f"http://127.0.0.1:{free_port()}")
     with pytest.raises(NorthboundError, match=r"ryu flow northbound at http://127.0.0.1:\d+: GET /stats/flow/1 failed"):
         nb.count_flows([1])
