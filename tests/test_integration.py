@@ -19,12 +19,13 @@ from results_check import check_results_files
 from emulator import codec
 from emulator import commands as c
 from emulator.params import CapacityParams, RampParams
+from fixtures.benchmark import Benchmark
 from fixtures.devices.base import ControllerError
 from fixtures.devices.external import ExternalController
 from fixtures.devices.null import NullController
 from fixtures.devices.ryu import RyuController
 from fixtures.families.capacity import CapacityEmulator
-from fixtures.harness import BenchmarkRun, Judging, TrialOutcome
+from fixtures.harness import BenchmarkRun, Judging, TrialOutcome, Trials
 from fixtures.ports import free_port
 from reports.results import ResultStore, load_results
 
@@ -209,9 +210,10 @@ def test_controller_killed_mid_trial_fails_that_trial_only(shard_pool, tmp_path)
     ctl = NullController(tmp_path / "logs", ready_timeout=15)
     ctl.start()
     store = ResultStore(tmp_path / "results.json", {"started": "now"})
-    run = BenchmarkRun(store, ctl, benchmark="test_control_session_capacity", title="t", rfc_section="5.2.1",
-                       unit="sessions", symbol="CCn", definition="", measurement_point="", higher_is_better=True,
-                       repetitions=3, judging=Judging(), max_failed_trials=1, progress=lambda line: None)
+    bench = Benchmark(name="test_control_session_capacity", title="t", section="5.2.1", category="scalability",
+                      unit="sessions", symbol="CCn", definition="", measurement_point="", higher_is_better=True)
+    run = BenchmarkRun(store, ctl, bench, Trials(3, 0, 1), judge=lambda name: Judging(),
+                       progress=lambda line: None)
 
     def trial(index):
         def kill_once(progress):

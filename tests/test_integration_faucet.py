@@ -173,8 +173,9 @@ def test_the_embedded_faucet_serves_a_deployed_leaf_spine_and_reports_it_through
     """``--controller faucet``: started by its first topology (bring_up tells it the topology first), it closes the
     spines' sessions once to resynchronise their ports after electing its stack root; the switches come back, and
     its exporter's view (switches running, stack ports up as links) matches the deployed network."""
+    from fixtures.dataplane import bring_up
     from fixtures.devices.northbound import compare, deployed_view
-    from fixtures.families.paths import PathParams, bring_up
+    from fixtures.families.paths import PathParams
 
     topo = tp.leaf_spine(2, 2)
     ctl = FaucetController(tmp_path, on_demand=True, ready_timeout=60, root_update_s=ROOT_UPDATE_S,
