@@ -148,3 +148,22 @@ def test_selfbench_removes_its_log_folders_after_a_success_and_names_them_after_
         assert bad.exists() and f"controller logs kept in {bad}" in capsys.readouterr().err
     finally:
         bad.rmdir()
+
+
+def test_the_current_figures_are_the_latest_run_with_a_figure_per_controller_and_variant(tmp_path):
+    from reports.current import render
+    old = run("ryu", bench("test_async_message_processing_time", values=(0.2, 0.4), variant="16sw"))
+    old["run"]["started"] = "2026-11-01T10:00:00+00:00"
+    new = run("ryu", bench("test_async_message_processing_time", values=(0.1, 0.1), variant="16sw"),
+              bench("test_control_session_capacity", status="skipped", reason="no cap", values=(), section="5.2.1"))
+    new["run"].update(code={"version": "0.1.0", "commit": "0123456789abcdef", "modified": False},
+                      host={"cpus": 2, "cpu_model": "X", "load_average": [0.25, 0.2, 0.1]})
+    osken = run("osken", bench("test_async_message_processing_time", values=(0.5, 0.7), variant="16sw"),
+                version="3.1.0")
+    text = render([(new, tmp_path / "b.json"), (old, tmp_path / "a.json"), (osken, tmp_path / "c.json")],
+                  root=tmp_path)
+    rows = [line for line in text.splitlines() if line.startswith("| ryu") or line.startswith("| osken")]
+    assert rows[0].startswith("| osken 3.1.0 | 16sw | 0.6 ms | 2 |") and "`c.json`" in rows[0]
+    assert rows[1].startswith("| ryu 1.0 | 16sw | 0.1 ms | 2 |") and "0123456789" in rows[1]
+    assert "load 0.25" in rows[1] and "`b.json`" in rows[1]
+    assert "Control Sessions Capacity" not in text          # a skipped benchmark gives no figure
