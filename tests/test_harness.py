@@ -296,3 +296,21 @@ def test_an_external_controller_is_named_versioned_and_sampled_as_the_user_says(
     assert "--controller-name, --controller-pid: for --controller external:HOST:PORT" in str(info.value)
     with pytest.raises(pytest.UsageError, match="--controller-pid 4194999: no such process on this host"):
         BmwgConfig.from_options(parser.parse_args(["--controller", "external:h:1", "--controller-pid", "4194999"]))
+
+
+def test_the_deployed_topology_leads_every_test_id():
+    # The families parametrise their own cells in their own hooks; the topology must still come first in the ids
+    # (a baseline matches entries by them, and -k selections name them): test_exception_handling's cells read
+    # leaf-spine-2x2-exceptions-rate-0%, not exceptions-rate-0%-leaf-spine-2x2.
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "pytest", "suites", "--collect-only", "-q", "-p", "no:cacheprovider"],
+                         cwd=root, capture_output=True, text=True, timeout=120).stdout
+    for test_id in ("test_exception_handling[leaf-spine-2x2-exceptions-rate-0%]",
+                    "test_denial_of_service_handling[leaf-spine-2x2-dos-rate-none]",
+                    "test_forwarding_table_capacity[leaf-spine-2x2-reactive]",
+                    "test_network_reprovisioning_time[leaf-spine-2x2-link]",
+                    "test_network_topology_change_detection_time[leaf-spine-2x2-link]"):
+        assert test_id in out, f"{test_id} not collected:\n{out[-2000:]}"
