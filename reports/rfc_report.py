@@ -18,30 +18,15 @@ from typing import Optional
 from .outcome import RULE, judge, run_line
 from .results import is_extra, lower_bound_note, lower_bound_trials
 from .summary import section_label
-from .tables import render_tables
+from .tables import render_tables, table
+from .tables import v as _v
 
 EXTRA_KEYS = ("median", "stdev", "min", "max", "ci95_low", "ci95_high", "ci95_method")
 SCHEMA_1_CI = "Student t interval (schema 1 file)"
 
 
-def _v(value, digits: int = 6) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.{digits}g}"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}: {_v(v)}" for k, v in value.items())
-    return str(value)
-
-
-def _cell(value) -> str:
-    return _v(value).replace("|", "\\|").replace("\n", " ")
-
-
 def _table(rows, header=("Parameter", "Value")) -> list:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return out + [""]
+    return table(rows, header)
 
 
 def _code_block(text: str) -> list:
