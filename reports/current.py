@@ -69,15 +69,16 @@ def render(loaded: list, root=None) -> str:
             ci = (f"{v(s.get('ci95_low'), 4)} … {v(s.get('ci95_high'), 4)}" if s.get("ci95_low") is not None
                   else "—")
             code = run.get("code") or {}
-            rel = Path(path)
+            where = f"`{path}`"
             if root is not None:
                 try:
-                    rel = rel.resolve().relative_to(Path(root).resolve())
+                    rel = Path(path).resolve().relative_to(Path(root).resolve())
+                    where = f"[`{rel}`]({rel})"
                 except ValueError:
                     pass
             rows.append((who, variant or "—", _figure(entry), s["n"], ci, judge(entry)[0],
                          (run.get("started") or "—")[:10], (code.get("commit") or "—")[:10], _machine(run),
-                         f"`{rel}`"))
+                         where))
         lines += table(rows, header=("Controller", "Variant", "Figure (mean)", "n", "95 % CI (extra)", "Outcome",
                                      "Date", "Commit", "Machine at the start", "Run"))
     if not best:

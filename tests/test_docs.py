@@ -409,3 +409,16 @@ def test_the_readmes_commands_install_tox_where_pip_is_externally_managed(tmp_pa
     done = sh(" && ".join([*install, f"{run_tox.split()[0]} --version"]))
     assert done.returncode == 0, f"{' && '.join(install)}\n{done.stdout}{done.stderr}"
     assert re.search(r"^4\.", done.stdout, re.M), done.stdout
+
+
+def test_the_current_figures_page_is_generated_from_the_kept_runs():
+    """docs/current.md is `python -m reports current docs/runs/*.json --out docs/current.md`, and up to date."""
+    from reports.__main__ import load_all
+    from reports.current import render
+    runs = sorted((ROOT / "docs" / "runs").glob("*.json"))
+    assert runs, "docs/runs/ keeps no run: the current figures have no source"
+    loaded = load_all(runs)
+    assert loaded is not None
+    page = ROOT / "docs" / "current.md"
+    assert page.read_text() == render(loaded, root=page.parent) + "\n", \
+        "docs/current.md is out of date: python -m reports current docs/runs/*.json --out docs/current.md"
