@@ -47,7 +47,7 @@ def _machine(run: dict) -> str:
 def _figure(entry: dict) -> str:
     s = entry["summary"]
     bound = "≥ " if lower_bound_trials(entry) else ""
-    return f"{bound}{v(s['mean'], 4)} {entry.get('unit', '')}".strip()
+    return f"{bound}{v(s['mean'], 6)} {entry.get('unit', '')}".strip()
 
 
 def render(loaded: list, root=None) -> str:
@@ -66,7 +66,7 @@ def render(loaded: list, root=None) -> str:
         rows = []
         for (who, variant), (entry, run, path) in sorted(best[name].items()):
             s = entry["summary"]
-            ci = (f"{v(s.get('ci95_low'), 4)} … {v(s.get('ci95_high'), 4)}" if s.get("ci95_low") is not None
+            ci = (f"{v(s.get('ci95_low'), 6)} … {v(s.get('ci95_high'), 6)}" if s.get("ci95_low") is not None
                   else "—")
             code = run.get("code") or {}
             where = f"`{path}`"
