@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from twisted.internet import error as terror
+from twisted.internet.defer import Deferred
 from twisted.internet.protocol import Protocol
 
 from . import codec
@@ -60,6 +61,28 @@ class SwitchSpec:
     def simple(cls, datapath_id: int, versions=(codec.OFP13,), n_ports: int = 2) -> "SwitchSpec":
         ports = tuple(codec.port_spec(datapath_id, p) for p in range(1, n_ports + 1))
         return cls(datapath_id=datapath_id, versions=tuple(versions), ports=ports)
+
+
+class WhenGone:
+    """Deferreds that fire (with None) once their owner is gone, ``is_gone()``: one asked for after that fires at
+    once.  The owner calls :meth:`check` whenever what ``is_gone`` reads may have changed (a ramp's or a screen's
+    last session closed, the owner closed)."""
+
+    def __init__(self, is_gone: Callable[[], bool]):
+        self._is_gone = is_gone
+        self._waiting: list = []
+
+    def wait(self) -> Deferred:
+        d: Deferred = Deferred()
+        self._waiting.append(d)
+        self.check()
+        return d
+
+    def check(self) -> None:
+        if self._waiting and self._is_gone():
+            waiting, self._waiting = self._waiting, []
+            for d in waiting:
+                d.callback(None)
 
 
 class SessionListener:

@@ -42,7 +42,7 @@ from twisted.internet.protocol import ClientFactory
 from .commands import CLOSE_LOCAL, FAIL_CONNECT_TIMEOUT, FAIL_LOCAL, FAIL_REFUSED
 from .host import is_loopback
 from .params import RampParams
-from .protocol import SessionListener
+from .protocol import SessionListener, WhenGone
 
 LOCAL_ERRNOS = {errno.EADDRNOTAVAIL, errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.EADDRINUSE}
 
@@ -167,7 +167,7 @@ class Ramp(SessionListener):
         self._timer = None
         self._connecting: set = set()   # factories with a connect under way
         self._waiting: set = set()      # factories with a retry or reconnect pending
-        self._gone: list = []           # Deferreds of gone()
+        self._gone = WhenGone(lambda: self.closed and self.live <= 0 and not self._connecting)
 
     @classmethod
     def from_params(cls, p: RampParams, reactor, address: tuple, keys, build, owner=None, **policy) -> "Ramp":
@@ -206,20 +206,11 @@ class Ramp(SessionListener):
             except terror.NotConnectingError:
                 pass
         self._finish()
-        self._check_gone()
+        self._gone.check()
 
     def gone(self) -> Deferred:
         """Fires (with None) once the ramp is closed and every session it opened has closed."""
-        d: Deferred = Deferred()
-        self._gone.append(d)
-        self._check_gone()
-        return d
-
-    def _check_gone(self) -> None:
-        if self.closed and self.live <= 0 and not self._connecting:
-            waiting, self._gone = self._gone, []
-            for d in waiting:
-                d.callback(None)
+        return self._gone.wait()
 
     def forget(self, which: Callable[[object], bool]) -> None:
         """Never reconnect the keys ``which(key)`` picks (their switch was taken down for good)."""
@@ -277,7 +268,7 @@ class Ramp(SessionListener):
         factory.connector = None
         self._connecting.discard(factory)
         if self.closed:                     # stopped by close(), or failed after it: nothing more to do
-            self._check_gone()
+            self._gone.check()
             return
         kind, detail = classify_connect_failure(reason)
         if factory.settled:                 # a reconnect that failed: try again later
@@ -354,7 +345,7 @@ class Ramp(SessionListener):
         factory = getattr(session, "factory", None)
         if isinstance(factory, _Factory) and factory.ramp is self:
             self.live -= 1
-            self._check_gone()
+            self._gone.check()
         counted = isinstance(factory, _Factory) and factory.settled
         if not session.ready and not counted:
             if isinstance(factory, _Factory):

@@ -30,7 +30,7 @@ from twisted.internet.protocol import ClientFactory
 from . import codec
 from . import malformed as mf
 from .commands import CLOSE_LOCAL, ScreenKind, ScreenObservation
-from .protocol import SessionListener, SwitchProtocol, SwitchSpec
+from .protocol import SessionListener, SwitchProtocol, SwitchSpec, WhenGone
 
 FRESH_AFTER_S = 0.5
 AFTER_HANDSHAKE = (mf.SESSION, mf.MUTE_ECHO, mf.ERROR_EVERY, mf.DUPLICATE)
@@ -189,7 +189,7 @@ class KindScreen(SessionListener):
         self._sessions: list = []
         self._dials: list = []           # what stops each switch's connect (from ``connect``), if anything
         self._open: set = set()          # sessions connected and not closed
-        self._gone: list = []
+        self._gone = WhenGone(lambda: self.done and not self._open)
         self._sampling = None
         self.sentinel = self.probe = self.twin = self.fresh = None
 
@@ -360,7 +360,7 @@ class KindScreen(SessionListener):
     def session_closed(self, sw, kind: str, detail: str) -> None:
         self._open.discard(sw)
         self._closed(sw, f"{kind}: {detail}")
-        self._check_gone()
+        self._gone.check()
 
     def _closed(self, sw: ScreenSwitch, detail: str) -> None:
         if self.done:
@@ -390,16 +390,7 @@ class KindScreen(SessionListener):
 
     def gone(self) -> Deferred:
         """Fires once the screen has ended and none of its sessions is open."""
-        d: Deferred = Deferred()
-        self._gone.append(d)
-        self._check_gone()
-        return d
-
-    def _check_gone(self) -> None:
-        if self.done and not self._open:
-            waiting, self._gone = self._gone, []
-            for d in waiting:
-                d.callback(None)
+        return self._gone.wait()
 
     def _finish(self, error: str = "") -> None:
         if self.done:
@@ -430,4 +421,4 @@ class KindScreen(SessionListener):
                 sw._closing_kind, sw._closing_detail = CLOSE_LOCAL, "screen ended"
                 sw.transport.abortConnection()   # at once, even toward a controller that reads nothing
         self.d.callback(obs)
-        self._check_gone()
+        self._gone.check()
