@@ -144,3 +144,12 @@ def test_http_errors_and_non_json_are_named(server):
 def test_a_northbound_that_is_not_listening_is_named():
     with pytest.raises(nb.NorthboundError, match="ryu northbound at http://127.0.0.1:9.*failed"):
         nb.make("ryu", "http://127.0.0.1:9", timeout=2).topology()
+
+
+def test_a_failed_connection_is_forgotten_not_kept_for_close():
+    from fixtures.http import HttpClient, Unreachable
+    client = HttpClient("http://127.0.0.1:9", timeout=2)
+    for _ in range(3):
+        with pytest.raises(Unreachable, match="refused"):
+            client.get("/")
+    assert client._connections == []
