@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .compare import base_label
 from .matrix import ORDER
 from .outcome import judge
 from .results import lower_bound_trials
@@ -28,9 +29,7 @@ def latest(loaded: list) -> dict:
     """{benchmark name: {(controller, variant): (entry, run, path)}}, the latest run's entry with a figure."""
     out: dict = {}
     for data, path in sorted(loaded, key=lambda dp: (dp[0].get("run") or {}).get("started", "")):
-        run = data.get("run") or {}
-        ctl = run.get("controller") or {}
-        who = f"{ctl.get('name', '?')} {ctl.get('version', '')}".strip()
+        run, who = data.get("run") or {}, base_label(data, path)
         for entry in data.get("benchmarks", []):
             if (entry.get("summary") or {}).get("n") and judge(entry)[0] != "skipped":
                 out.setdefault(entry["benchmark"], {})[(who, entry.get("variant") or "")] = (entry, run, path)
