@@ -11,6 +11,7 @@ from emulator import commands as c
 from emulator import testports as tpt
 from emulator import topology as tp
 from emulator.params import FabricParams, RampParams
+from fixtures.dataplane import choose_path
 from fixtures.devices.ryu import OsKenController, RyuController
 from fixtures.fabric import TopologyEmulator
 
@@ -144,7 +145,7 @@ def test_reactive_path_provisioning_trials_against_ryu(ryu_paths, shard_pool):
     three path switches after the test flow's PACKET_IN, and the pairs offered get their paths."""
     from fixtures.families import paths
     topo = tp.leaf_spine(2, 3)
-    choice = paths.choose_path(topo)
+    choice = choose_path(topo)
     p = paths.PathParams(td=5.0, offered_rate=200.0, rate_td=2.0)
     em = emulator(shard_pool, "controller")
     try:
@@ -167,7 +168,7 @@ def test_proactive_path_provisioning_trials_against_ryu(ryu_proactive, shard_poo
     proactive count agrees with what was installed."""
     from fixtures.families import paths
     topo = tp.leaf_spine(2, 3)
-    choice = paths.choose_path(topo)
+    choice = choose_path(topo)
     p = paths.PathParams(td=5.0, path_flows=60, probe_rate=600.0, rate_td=2.0, ftc_max=50, nb_workers=2)
     em = emulator(shard_pool, "drop")
     try:
@@ -194,7 +195,7 @@ def test_the_path_app_reroutes_a_failed_path_and_the_reprovisioning_trial_times_
     switch that carries the traffic afterwards got its entry only after the failure."""
     from fixtures.families import paths, reprovisioning
     topo = tp.leaf_spine(2, 2)
-    choice = paths.choose_path(topo)
+    choice = choose_path(topo)
     pp = paths.PathParams(td=5.0)
     p = reprovisioning.ReprovisioningParams(rate=500.0, lead=0.5, td=5.0)
     em = emulator(shard_pool, "controller", shards=2 if failure == "switch" else 1)

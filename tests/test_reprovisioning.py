@@ -8,7 +8,7 @@ import pytest
 from emulator import flowcodec as fc
 from emulator import testports as tpt
 from emulator import topology as tp
-from fixtures.families.paths import choose_path
+from fixtures.dataplane import choose_path
 from fixtures.families.reprovisioning import (
     ReprovisioningParams,
     assess,
