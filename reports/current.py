@@ -12,17 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from .compare import base_label
-from .matrix import ORDER
+from .matrix import section_order
 from .outcome import judge
 from .results import lower_bound_trials
 from .summary import section_label
 from .tables import table, v
-
-
-def _key(entry: dict) -> tuple:
-    section = entry.get("rfc_section", "?")
-    return (ORDER.index(section) if section in ORDER else len(ORDER), bool(entry.get("extension")),
-            entry["benchmark"])
 
 
 def latest(loaded: list) -> dict:
@@ -59,7 +53,7 @@ def render(loaded: list, root=None) -> str:
              "How each figure was obtained, and the older ones it replaces, are in [the measurements "
              "notebook](measurements.md).", ""]
     firsts = {name: next(iter(by.values()))[0] for name, by in best.items()}
-    for name in sorted(best, key=lambda n: _key(firsts[n])):
+    for name in sorted(best, key=lambda n: section_order(firsts[n])):
         first = firsts[name]
         lines += [f"## {first.get('title', name).split(':')[0]} — {section_label(first)}", ""]
         rows = []

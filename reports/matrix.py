@@ -28,7 +28,9 @@ ORDER = ("5.1.1", "5.1.2", "5.1.3", "5.1.4", "5.1.5", "5.1.6", "5.1.7", "5.1.8",
          "5.3.1", "5.3.2", "5.4.1", "5.4.2", "★")
 
 
-def _key(bench: dict) -> tuple:
+def section_order(bench: dict) -> tuple:
+    """A benchmark entry's place in the RFC's order: its section, the section's own benchmarks before those beside
+    it, then the name."""
     section = bench.get("rfc_section", "?")
     return (ORDER.index(section) if section in ORDER else len(ORDER), bool(bench.get("extension")),
             bench["benchmark"])
@@ -55,7 +57,7 @@ class Notes:
         return f"[{self.texts.index(text) + 1}]"
 
 
-def cell(entries: list, notes: Notes, name: str = "") -> str:
+def cell(entries: list, notes: Notes) -> str:
     if not entries:
         return "not run"
     judged = [(b, *judge(b)) for b in entries]
@@ -85,11 +87,11 @@ def build(runs: list) -> tuple:
                 names.setdefault(b["benchmark"], b)
     notes = Notes()
     rows = []
-    for name, first in sorted(names.items(), key=lambda item: _key(item[1])):
+    for name, first in sorted(names.items(), key=lambda item: section_order(item[1])):
         title = first.get("title", name).split(":")[0].split(" (")[0]
         row = [title, section_label(first)]
         for _, data in runs:
-            row.append(cell([b for b in data.get("benchmarks", []) if b["benchmark"] == name], notes, name))
+            row.append(cell([b for b in data.get("benchmarks", []) if b["benchmark"] == name], notes))
         rows.append(row)
     return rows, notes.texts
 
