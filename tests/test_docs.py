@@ -60,9 +60,9 @@ def page_benchmark(page: Path) -> Optional[str]:
 
 
 def suite_benchmarks() -> set:
-    """The benchmarks of the suite: the test functions of suites/."""
-    return {name for path in (ROOT / "suites").glob("test_*.py")
-            for name in re.findall(r"^def (test_\w+)\(", path.read_text(), re.M)}
+    """The benchmarks of the suite: the test functions of suites/, by their ``rfc8456`` markers."""
+    from fixtures.benchmark import suite_benchmarks as declared
+    return {b.name for b in declared()}
 
 
 def k_selects(args: list, name: str) -> bool:
