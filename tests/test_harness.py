@@ -222,6 +222,10 @@ def test_the_configuration_names_every_problem_at_once(tmp_path):
     ok = BmwgConfig.from_options(parser.parse_args(["--report-dir", "rel", "--switches", "1,4"]), args=("--profile",))
     assert ok.report_dir.is_absolute() and ok.async_params.switch_counts == (1, 4)   # §0.7: a relative folder
     assert "deprecated" in ok.notes[0]
+    # a family is checked as its configure hook settled it (§5.4.1's cluster follows the controller: ryu-ha), once
+    with pytest.raises(pytest.UsageError) as info:
+        BmwgConfig.from_options(parser.parse_args(["--report-dir", "rel", "--keepalive", "500"]))
+    assert str(info.value).count("ryu-ha's coordination service (ovsdb-server) probes at 1000 ms") == 1
 
 
 def test_the_ramp_options_reach_the_asynchronous_benchmarks():
