@@ -129,7 +129,8 @@ class NullControllerProtocol(Protocol):
             elif f.mode == "refuse":  # accepted in the same accept loop before stopListening took effect
                 self.transport.abortConnection()
             return
-        hello = codec.encode_hello(max(f.versions), 1, f.versions)
+        top = max(f.versions)
+        hello = codec.encode_hello(top, 1, f.versions if top >= codec.OFP13 else ())
         if f.malformed_when == "hello":
             hello = malform(hello, f.malformed_what)
         self.transport.write(hello)
@@ -202,9 +203,8 @@ class NullControllerProtocol(Protocol):
         msg = codec.decode(frame)
         if msg.name == "hello":
             self.version = codec.negotiate(self.factory.versions, msg.version, codec.hello_versions(msg))
-            if self.version is None:
-                self.transport.loseConnection()
-                return
+            if self.version is None:       # no common version: carry on in ours, as some real controllers do
+                self.version = max(self.factory.versions)
             self.send(codec.FEATURES_REQUEST, b"",
                       self.factory.malformed_what if self.factory.malformed_when == "handshake" else None)
         elif msg.name == "echo_request":
@@ -546,6 +546,9 @@ def main(argv=None) -> int:
                              "collapse the controller (it establishes more sessions than it keeps)")
     parser.add_argument("--hold-after", type=_positive, default=1.0, metavar="S",
                         help="seconds over --hold-limit before the collapse (default 1)")
+    parser.add_argument("--openflow", choices=("1.0", "1.3", "both"), default="both",
+                        help="the versions it speaks (default both); with one, it answers a switch that speaks "
+                             "only the other in its own and carries on (some real controllers do)")
     parser.add_argument("--answer", choices=ANSWERS, default="packet_out",
                         help="answer each PACKET_IN with a PACKET_OUT (default), or drop it (a sink for the "
                              "emulator's open-loop ceiling)")
@@ -583,7 +586,9 @@ def main(argv=None) -> int:
 
     from twisted.internet import reactor
 
-    factory = NullControllerFactory(limit=args.session_limit, mode=args.limit_mode, answer=args.answer,
+    versions = (codec.OFP10, codec.OFP13) if args.openflow == "both" else (codec.VERSION_BY_NAME[args.openflow],)
+    factory = NullControllerFactory(versions=versions, limit=args.session_limit, mode=args.limit_mode,
+                                    answer=args.answer,
                                     clock=reactor, delay_ms=args.delay_ms, rate_cap=args.rate_cap,
                                     queue_limit=args.queue_limit, malformed=args.malformed, backlog=args.backlog,
                                     hold_limit=args.hold_limit, hold_after=args.hold_after)

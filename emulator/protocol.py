@@ -316,7 +316,8 @@ class SwitchProtocol(Protocol):
             ours = "/".join(codec.VERSION_NAMES.get(v, hex(v)) for v in self.spec.versions)
             self.send(codec.encode_error(max(self.spec.versions), msg.xid, codec.OFPET_HELLO_FAILED,
                                          codec.OFPHFC_INCOMPATIBLE, b"no common version"), "error")
-            self.abort(CLOSE_VERSION, f"controller offered version 0x{msg.version:02x}, switch speaks {ours}")
+            self.abort(CLOSE_VERSION, f"{codec.version_advice(msg.version, codec.hello_versions(msg))} (controller "
+                                      f"offered version 0x{msg.version:02x}, switch speaks {ours})")
             return
         self.version = agreed
 

@@ -27,6 +27,7 @@ from fixtures.devices.ryu import RyuController
 from fixtures.families.capacity import CapacityEmulator
 from fixtures.harness import BenchmarkRun, Judging, TrialOutcome, Trials
 from fixtures.ports import free_port
+from fixtures.process import ChildProcess
 from reports.results import ResultStore, load_results
 
 pytestmark = pytest.mark.integration
@@ -430,6 +431,26 @@ def test_a_garbled_controller_is_named_with_its_bytes(tmp_path):
                          "--report-dir", out)
     assert run.returncode == 1 and "not OpenFlow" in run.stdout and "Traceback" not in run.stdout
     assert load_results(out / "results.json")["benchmarks"][0]["outcome"]["status"] == "error"
+
+
+def test_a_controller_speaking_only_openflow_10_is_told_in_words_in_all_three_outputs(tmp_path):
+    log = tmp_path / "of10.log"
+    port = free_port()
+    proc = ChildProcess([sys.executable, "-m", "emulator.nullctl", "--port", str(port), "--openflow", "1.0"],
+                        name="of10", log=log).start()
+    try:
+        proc.wait_ready(lambda: b"listening" in log.read_bytes(), 15, what="the 1.0-only controller", interval=0.05,
+                        retry_on=(OSError,))
+        out = tmp_path / "r"
+        run = pytest_run("suites", "-k", "async_message_processing_time", "--controller", f"external:127.0.0.1:{port}",
+                         "--openflow", "1.3", "--report-dir", out)
+    finally:
+        proc.end()
+    said = "the controller speaks OpenFlow 1.0 only; run with --openflow 1.0"
+    assert run.returncode == 1 and said in run.stdout, run.stdout[-3000:]
+    bench = load_results(out / "results.json")["benchmarks"][0]
+    assert said in bench["outcome"]["reason"]
+    assert said in (out / "junit.xml").read_text() and said in (out / "report.md").read_text()
 
 
 def test_capped_trials_below_a_minimum_are_inconclusive_not_fail(tmp_path):
