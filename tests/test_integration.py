@@ -5,6 +5,7 @@ SIGKILL, a busy or unusable report folder, a misspelt -k."""
 
 import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -260,9 +261,12 @@ def test_failed_trials_fail_the_benchmark_everywhere(started, tmp_path):
     assert proc.returncode == 1, text[-3000:]
     assert "1 failed" in text and "FAILED" in text
     bench = load_results(out / "results.json")["benchmarks"][0]
-    assert bench["outcome"]["status"] == "failed" and "4 of 5 trials failed" in bench["outcome"]["reason"]
+    # Trial 2 may have begun before the controller went: its sessions closed under it (a §5.2.1 finding, "closes
+    # earlier sessions"), and the trials after it fail.
+    failed = re.search(r"([34]) of 5 trials failed", bench["outcome"]["reason"])
+    assert bench["outcome"]["status"] == "failed" and failed, bench["outcome"]
     junit = (out / "junit.xml").read_text()
-    assert 'failures="1"' in junit and "4 of 5 trials failed" in junit
+    assert 'failures="1"' in junit and failed.group(0) in junit
     assert "FAILED" in (out / "report.md").read_text()
 
 
