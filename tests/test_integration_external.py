@@ -140,3 +140,49 @@ def test_without_a_stop_command_the_group_is_terminated_and_a_user_controller_is
     with pytest.raises(ControllerGone, match="no --start-command"):
         user.prepare_trial()
     assert os.path.exists(tmp_path / "external.log")
+
+
+@pytest.mark.parametrize("name,manager,app", [
+    ("ryu", [sys.executable, "-m", "fixtures.ryu_launcher"], "ryu.app.simple_switch_13"),
+    ("osken", [os.path.join(os.path.dirname(sys.executable), "osken-manager")],
+     "fixtures.osken_apps.learning_switch")])
+def test_the_documented_python_start_command_runs_the_manager_and_samples_it(tmp_path, name, manager, app):
+    # docs/benchmarks/common.md#external-controllers: Ryu's or os-ken's manager started by --start-command
+    pytest.importorskip("ryu" if name == "ryu" else "os_ken")
+    start = " ".join(manager) + f" --ofp-listen-host {{host}} --ofp-tcp-listen-port {{port}} {app}"
+    ctl = ExternalController("127.0.0.1", free_port(), name=name, start_command=start, log_dir=tmp_path,
+                             ready_timeout=60)
+    ctl.start()
+    try:
+        import psutil
+        assert ctl.pid is not None and manager[-1] in psutil.Process(ctl.pid).cmdline()   # the manager, not sh
+        ctl.prepare_trial()                              # fresh: stopped and started again
+        assert ctl.starts == 2 and ctl.exit_reason() is None
+    finally:
+        leader = ctl.proc.pid
+        ctl.stop()
+    assert not group_members(leader) and (tmp_path / f"{name}.log").read_text().count("start #") == 2
+
+
+def test_a_terminated_run_stops_the_controller_it_started_and_leaves_nothing(tmp_path):
+    import signal
+    import subprocess
+
+    from test_integration import wait_for_trials
+
+    port, out, pidfile = free_port(), tmp_path / "r", tmp_path / "pid"
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *CAPACITY, "--controller",
+                             f"external:127.0.0.1:{port}", "--start-command", f"{NULLCTL} & echo $! > {pidfile}; wait",
+                             "--repetitions", "50", "--report-dir", str(out)], cwd=PROJECT_ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for_trials(out / "results.json", 2)
+        server = int(pidfile.read_text())
+        proc.send_signal(signal.SIGTERM)
+        text, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, text[-3000:]
+    assert load_results(out / "results.json")["benchmarks"][0]["outcome"]["status"] == "interrupted"
+    assert not wait_gone([server], 10) and not answers("127.0.0.1", port) and not orphans()
