@@ -164,25 +164,34 @@ def test_the_documented_python_start_command_runs_the_manager_and_samples_it(tmp
     assert not group_members(leader) and (tmp_path / f"{name}.log").read_text().count("start #") == 2
 
 
-def test_a_terminated_run_stops_the_controller_it_started_and_leaves_nothing(tmp_path):
-    import signal
+def start_run(out, port, pidfile, *extra):
+    """A capacity run whose --start-command is a launcher that starts the null controller in the background and
+    waits (as a script starting a JVM does), writing the controller's pid to ``pidfile``."""
     import subprocess
+    return subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *CAPACITY, "--controller",
+                             f"external:127.0.0.1:{port}", "--start-command", f"{NULLCTL} & echo $! > {pidfile}; wait",
+                             "--repetitions", "50", "--report-dir", str(out), *extra], cwd=PROJECT_ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_a_stopped_or_killed_run_leaves_nothing_of_the_controller_it_started(tmp_path, how):
+    import signal
 
     from test_integration import wait_for_trials
 
     port, out, pidfile = free_port(), tmp_path / "r", tmp_path / "pid"
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *CAPACITY, "--controller",
-                             f"external:127.0.0.1:{port}", "--start-command", f"{NULLCTL} & echo $! > {pidfile}; wait",
-                             "--repetitions", "50", "--report-dir", str(out)], cwd=PROJECT_ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = start_run(out, port, pidfile)
     try:
         wait_for_trials(out / "results.json", 2)
         server = int(pidfile.read_text())
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(getattr(signal, how))
         text, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 2, text[-3000:]
-    assert load_results(out / "results.json")["benchmarks"][0]["outcome"]["status"] == "interrupted"
+    if how == "SIGTERM":
+        assert proc.returncode == 2, text[-3000:]
+        assert load_results(out / "results.json")["benchmarks"][0]["outcome"]["status"] == "interrupted"
+    # the launcher's background child too: through fixtures.lifeline it dies with the run even after SIGKILL
     assert not wait_gone([server], 10) and not answers("127.0.0.1", port) and not orphans()
