@@ -227,3 +227,44 @@ def test_a_controller_the_suite_can_start_again_fails_one_trial_only(tmp_path):
     entry = make_run(tmp_path, NotReadyOnce(), 4).trials(lambda i: TrialOutcome(5.0))
     assert [t["ok"] for t in entry["trials"]] == [True, False, True, True]
     assert not any(t.get("not_run") for t in entry["trials"])
+
+
+class FakeProc:
+    def __init__(self, ended=None):
+        self.ended = ended
+
+    def exit_reason(self):
+        return self.ended
+
+    def poll(self):
+        return {None: None, "exit status 0": 0, "exit status 3": 3}[self.ended]
+
+
+class FakeListener:
+    pid = 4242
+
+    def __init__(self, alive):
+        self.alive = alive
+
+    def is_running(self):
+        return self.alive
+
+    def status(self):
+        return "running"
+
+
+@pytest.mark.parametrize("listener,ended,why", [
+    (True, None, None),
+    (False, None, "controller exited (its process 4242 is gone)"),
+    (False, "exit status 0", "controller exited (its process 4242 is gone)"),    # a launcher that waited
+    (False, "exit status 3", "controller exited (exit status 3)"),
+    (None, "exit status 3", "controller exited (exit status 3)"),                # gone before it was found
+    (None, "exit status 0", None),                                               # a daemon may run on
+])
+def test_why_a_started_controller_is_gone(listener, ended, why):
+    ctl = ExternalController("127.0.0.1", 6653, start_command="s")
+    assert ctl.exit_reason() == "controller is not running" and ctl.pid is None
+    ctl.proc = FakeProc(ended)
+    ctl.listener = FakeListener(listener) if listener is not None else None
+    assert ctl.exit_reason() == why
+    assert ctl.pid == (4242 if listener else None)
