@@ -84,14 +84,16 @@ def test_without_a_start_command_a_controller_gone_fails_the_rest_of_the_benchma
     check_results_files(out)
     bench = load_results(out / "results.json")["benchmarks"][0]
     trials = bench["trials"]
-    assert [t["ok"] for t in trials] == [False] * 6
+    # trial 1: the sessions the controller took with it are a §5.2.1 finding (closes earlier sessions), or a
+    # failed trial; trial 2 finds it gone
+    assert len(trials) == 6 and not any(t["ok"] for t in trials[1:])
     gone = trials[1]["reason"]
     assert gone.startswith("controller not ready: external controller is not answering: nothing accepts "
                            f"connections at 127.0.0.1:{port}") and "no --start-command" in gone
     assert [t["reason"] for t in trials[2:]] == [gone] * 4 and all(t["not_run"] for t in trials[2:])
     assert "trial(s) 3–6 not run" in " ".join(bench["notes"])
     reason = bench["outcome"]["reason"]
-    assert bench["outcome"]["status"] == "failed" and reason.startswith("no successful trial: ") and gone in reason
+    assert bench["outcome"]["status"] == "failed" and gone in reason and reason.count("controller not ready") == 1
     assert gone in (out / "junit.xml").read_text() and "no --start-command" in (out / "report.md").read_text()
     assert took < 90 and sum(t["duration_s"] for t in trials[1:]) < 5      # never one timeout per trial
 
