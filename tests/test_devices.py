@@ -49,8 +49,8 @@ def run(controller="ryu", **kw):
     from types import SimpleNamespace
     spec = registry.parse_controller_option(controller)
     fields = dict(controller=spec, controller_port=None, controller_name=None, controller_version=None,
-                  controller_pid=None, openflow="1.3", northbound=None, northbound_auth=None, no_restart=False,
-                  ready_timeout=30.0)
+                  controller_pid=None, start_command=None, stop_command=None, openflow="1.3", northbound=None,
+                  northbound_auth=None, no_restart=False, ready_timeout=30.0)
     fields.update(kw)
     return SimpleNamespace(openflow_version=codec.VERSION_BY_NAME[fields["openflow"]], **fields)
 

@@ -30,7 +30,8 @@ OTHERS = {"--collect-only", "--overwrite", "--out", "--help", "--sessions", "--s
           "--version", "--resolution", "--learn-dst-macs", "--deadline", "--durations", "--noconftest",
           "--datapath-id-base", "--source-base", "--sessions-per-source", "--progress-interval", "--openflow",
           "--controller", "--repetitions", "--switches", "--macs", "--topology", "--cpu-affinity", "--no-cache-dir",
-          "--observe-links", "--date", "--format", "--ofp-tcp-listen-port", "--json", "--plots",   # reports compare
+          "--observe-links", "--ofp-listen-host", "--ofp-tcp-listen-port",  # Ryu's
+          "--date", "--format", "--json", "--plots",   # reports compare
           "--no-deps", "--wait"}   # pip; ovn-nbctl --wait=sb
 
 
