@@ -19,7 +19,8 @@ The fabric records what RFC 8456 needs:
   the link, or a neighbour of the failed switch): the ports that changed are down, so a
   controller re-probing after the change does it from those switches' other ports.
 
-Hosts announce themselves with a gratuitous ARP PACKET_IN at their edge port, once the
+Hosts announce themselves with a gratuitous ARP PACKET_IN at their edge port (with ``host_ingress`` and flow
+tables: the gratuitous ARP enters the switch's tables at that port, as a real host's frame), once the
 controller has shown it handles the switch (its first PACKET_OUT there) or ``host_delay``
 seconds after the handshake, whichever is first, and again every ``host_refresh`` seconds.
 With ``data_plane=True`` every switch has flow tables (:mod:`emulator.flowtable`): FLOW_MODs are
@@ -174,7 +175,7 @@ class Fabric(SessionListener):
                  listener: Optional[SessionListener] = None, owned=None,
                  remote_send: Optional[Callable[[Endpoint, bytes, int], None]] = None,
                  clock=None, host_delay: float = 1.0, host_refresh: float = 0.0, data_plane: bool = False,
-                 table_miss: str = "controller", table_capacity: Optional[int] = None,
+                 table_miss: str = "controller", table_capacity: Optional[int] = None, host_ingress: bool = False,
                  host_receive: Optional[Callable[[object, bytes, int], None]] = None,
                  timeline_limit: int = rl.TIMELINE_LIMIT):
         self.topology = topology
@@ -216,6 +217,7 @@ class Fabric(SessionListener):
         if table_miss not in Pipeline.MISS_POLICIES:
             raise ValueError(f"table-miss policy {table_miss!r}: choose one of {', '.join(Pipeline.MISS_POLICIES)}")
         self.data_plane = data_plane
+        self.host_ingress = host_ingress and data_plane   # announcements through the tables, not as table misses
         self.table_miss = table_miss
         self.table_capacity = table_capacity
         self.host_receive = host_receive
@@ -374,8 +376,8 @@ class Fabric(SessionListener):
         unless it is one that wants no PACKET_IN (a SLAVE); the number sent."""
         if sw.closed or not sw.ready or (sw.hosts_announced and not again):
             return 0
-        if not sw.wants_async(rl.PACKET_IN, codec.OFPR_NO_MATCH):
-            return 0
+        if not self.host_ingress and not sw.wants_async(rl.PACKET_IN, codec.OFPR_NO_MATCH):
+            return 0        # (through the tables, the entry that sends it up says the reason)
         sw.hosts_announced = True
         n = 0
         for port in self.topology.ports(sw.spec.datapath_id):
@@ -384,7 +386,11 @@ class Fabric(SessionListener):
                 frame = self._garp.get(host.mac)
                 if frame is None:
                     frame = self._garp[host.mac] = garp_frame(host.mac, host.ip)
-                sw.send(codec.encode_packet_in(sw.version, sw.next_xid(), codec.NO_BUFFER, port, frame), "packet_in")
+                if self.host_ingress:      # as the host's frame: through the switch's flow tables
+                    self.ingress(Endpoint(sw.spec.datapath_id, port), frame, self.now_ns())
+                else:
+                    sw.send(codec.encode_packet_in(sw.version, sw.next_xid(), codec.NO_BUFFER, port, frame),
+                            "packet_in")
                 n += 1
         self.hosts_announced += n
         return n

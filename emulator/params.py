@@ -396,6 +396,7 @@ class FabricParams:
     data_plane: bool = False          # flow tables (path benchmarks) or discovery relay only
     table_miss: str = "controller"
     table_capacity: Optional[int] = None
+    host_ingress: bool = False        # hosts' announcements enter their switch's flow tables (with data_plane)
     echo_interval: float = 0.0        # seconds between keep-alive ECHO_REQUESTs per connection; 0: none
     echo_timeout: float = 3.0         # seconds an ECHO_REQUEST of the keep-alive may go unanswered
     reconnect: bool = False           # reconnect to a controller after a connection is lost

@@ -251,6 +251,15 @@ def build(kind: str, switches: Iterable[int], links: Iterable[tuple], hosts: Ite
     return topo
 
 
+def isolated(kind: str, switches: Iterable[int], host_ports: Iterable[int] = (1,)) -> Topology:
+    """Switches with no links between them, a host at each of ``host_ports`` of every switch: how the benchmarks
+    that connect switches one by one (§5.2.1's sessions, §5.1.2/§5.1.3's traffic switches) describe them to a
+    controller that serves only the switches it is configured with."""
+    switches = list(switches)
+    ports = tuple(host_ports)
+    return build(kind, switches, [], [(dpid, port) for dpid in switches for port in ports], connected=False)
+
+
 def from_dict(data: dict) -> Topology:
     """The topology :meth:`Topology.to_dict` described (validated again)."""
     try:

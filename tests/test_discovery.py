@@ -30,7 +30,11 @@ class FakeEm:
     def __init__(self, clock, status):
         self.clock, self._status, self.deployed, self.withdrawn, self.changes = clock, status, [], 0, []
 
+    def serve(self, controller, topo):
+        self.served = getattr(self, "served", []) + [topo]
+
     def deploy(self, topo, address):
+        assert self.served[-1] is topo         # the controller was told of the topology before it was deployed
         self.deployed.append(topo)
 
     def state(self, before_ns=None):

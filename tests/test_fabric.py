@@ -192,6 +192,30 @@ def test_hosts_announce_after_the_delay_and_refresh():
     assert fabric.hosts_announced == 4
 
 
+@pytest.mark.parametrize("miss, host_ingress, announced", [
+    ("drop", False, 1),           # a PACKET_IN at the host port, whatever the tables hold
+    ("drop", True, 0),            # through the tables: the table miss drops it
+    ("controller", True, 1),      # through the tables: the table miss sends it up
+])
+def test_hosts_announce_through_the_flow_tables_with_host_ingress(miss, host_ingress, announced):
+    topo = tp.linear(2)
+    clock = Clock()
+    fabric = Fabric(topo, clock=clock, host_delay=1.0, data_plane=True, table_miss=miss, host_ingress=host_ingress)
+    trs = {dpid: fabric.open_in_memory(dpid, clock)[1] for dpid in topo.switches}
+    clock.advance(1.0)
+    pins = packet_ins(trs[1])
+    assert fabric.hosts_announced == 2 and len(pins) == announced
+    if pins:
+        assert pins[0]["in_port"] == topo.hosts[0].at.port and pins[0]["data"][6:12] == topo.hosts[0].mac
+    fabric.stop()
+
+
+def test_isolated_switches_have_a_host_at_each_port_asked_and_no_link():
+    topo = tp.isolated("capacity:3", range(5, 8), (1, 2))
+    assert topo.switches == [5, 6, 7] and not topo.links and len(topo.hosts) == 6
+    assert topo.ports(6) == [1, 2]
+
+
 def test_last_relay_before_an_instant():
     fabric, sw = wired(OFP13, tp.linear(2))
     sw[1][0].dataReceived(lldp_out(OFP13, 1))

@@ -4,6 +4,7 @@ environment it starts with, its exporter's metrics, and the pair's kill and rest
 import os
 import signal
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -278,6 +279,54 @@ def test_the_embedded_faucet_starts_with_the_first_topology_and_runs_only_what_d
     assert lacking(ctl, Needs.of(Can.REACTIVE_PATHS))[0].startswith("controller faucet does not provision a path")
     why = lacking(ctl, Needs.of(Can.OPENFLOW, Can.SERVE_ANY_SWITCH))[0]
     assert why.startswith("controller faucet serves only the switches its faucet.yaml names")
+    why = lacking(ctl, Needs.of(Can.OPENFLOW, Can.TABLE_MISS_PACKET_IN))[0]
+    assert why.startswith("controller faucet does not answer a PACKET_IN a switch sends on a table miss")
+    assert "reason ACTION, its cookie" in why
     assert Can.DROPS_SWITCHES in fx.FaucetController.CAPABILITIES
     with pytest.raises(ControllerError, match="OpenFlow 1.3 only"):
         fx.FaucetController(tmp_path, on_demand=True, openflow=codec.OFP10).start()
+
+
+def test_every_benchmark_family_describes_its_switches_so_faucet_needs_no_serve_any_switch():
+    """The families that deploy switches describe them to the controller first (Faucet's faucet.yaml), so none needs
+    a controller that serves any switch; what Faucet lacks for the others is what the controller does."""
+    from fixtures.families import async_msgs, capacity, screen, topology
+    for family in (async_msgs, capacity, screen, topology):
+        assert Can.SERVE_ANY_SWITCH not in family.NEEDS.required, family.__name__
+    ctl = fx.FaucetController(Path("/nonexistent"), on_demand=True)
+    assert lacking(ctl, topology.NEEDS)[0] is None and lacking(ctl, capacity.NEEDS)[0] is None
+    assert lacking(ctl, async_msgs.NEEDS)[0] and lacking(ctl, screen.NEEDS)[0]
+
+
+def test_the_capacity_trial_names_every_datapath_id_it_may_open_in_faucets_yaml(tmp_path):
+    from emulator.params import CapacityParams, RampParams
+    from fixtures.families.capacity import CapacityEmulator
+    em = CapacityEmulator(lambda: None, 4, RampParams(), CapacityParams(max_sessions=300))
+    assert em.datapath_ids() == range(1, 301)
+    config = fx.faucet_config(tp.isolated("capacity:300", em.datapath_ids(), (1, 2)))
+    assert [dp["dp_id"] for dp in config["dps"].values()] == list(range(1, 301))
+    assert all("stack" not in i for dp in config["dps"].values() for i in dp["interfaces"].values())
+
+
+def test_topology_emulator_gives_faucet_switches_with_flow_tables_that_come_back(tmp_path):
+    from emulator import codec
+    from emulator.params import FabricParams, RampParams
+    from fixtures.fabric import TopologyEmulator
+    served = []
+
+    class Ryu:
+        def serve_topology(self, topo):
+            served.append(topo)
+
+        def capabilities(self):
+            return frozenset({Can.OPENFLOW, Can.TABLE_MISS_PACKET_IN})
+
+    em = TopologyEmulator(lambda: None, codec.OFP13, RampParams(), 1, FabricParams(host_refresh=5.0))
+    topo = tp.linear(2)
+    em.serve(Ryu(), topo)
+    assert served == [topo] and not em.fabric.data_plane and not em.fabric.reconnect
+    faucet = fx.FaucetController(tmp_path, on_demand=True)
+    faucet.serve_topology = served.append
+    em.serve(faucet, topo)
+    f = em.fabric
+    assert (f.data_plane, f.host_ingress, f.reconnect, f.host_refresh) == (True, True, True, 5.0)

@@ -487,6 +487,9 @@ def test_progress_lines_name_known_findings():
         def capabilities(self):
             return frozenset()         # an external controller: the suite cannot restart it
 
+        def serve_topology(self, topology):
+            pass                       # it serves whatever connects
+
     class Pool:
         def call_one(self, index, cmd, timeout):
             return {"kind": cmd.kind, **obs(kind=cmd.kind, sentinel_max_wait_ms=5000.0)}   # every kind hangs
