@@ -151,3 +151,35 @@ def test_what_it_lacks_is_said(tmp_path, monkeypatch):
     monkeypatch.setenv("BMWG_ODL_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(odl, "maven", lambda: None)
     assert "built with Maven on first use" in odl.missing()
+
+
+class Alive:
+    alive = True
+
+    def end(self):
+        self.alive = False
+
+
+def test_a_controller_that_stopped_answering_is_started_anew_before_the_next_trial(tmp_path, monkeypatch):
+    # Seen on 2026-11-26: after a capacity trial's 1,200 sessions OpenDaylight answered no handshake within 10 s,
+    # and every later trial of the run failed on it.  Kept across trials, it is now restarted when it does not answer.
+    ctl = OdlController(tmp_path)
+    calls = []
+    monkeypatch.setattr(ctl, "stop", lambda: calls.append("stop"))
+    monkeypatch.setattr(ctl, "start", lambda: calls.append("start"))
+    monkeypatch.setattr(ctl, "clear_flows", lambda: calls.append("clear"))
+    ctl.proc = Alive()
+
+    def hung(timeout=None):
+        raise odl.ControllerError("no HELLO from controller from 127.0.0.1:1 within 10 s")
+    monkeypatch.setattr(ctl, "check_alive", hung)
+    ctl.prepare_trial()
+    assert calls == ["stop", "start"] and "started anew" in (tmp_path / "odl.log").read_text()
+    calls.clear()
+    monkeypatch.setattr(ctl, "check_alive", lambda timeout=None: 0.01)
+    ctl.prepare_trial()
+    assert calls == ["clear"]                      # answering: kept, its configured flows deleted
+    calls.clear()
+    ctl.proc = None
+    ctl.prepare_trial()
+    assert calls == ["stop", "start"]              # gone: started anew
