@@ -101,4 +101,6 @@ def test_discovery_and_proactive_provisioning_on_odl_with_every_listener_on_loop
     assert dt["parameters"]["compared"] == ["switches", "links"]
     assert any("hosts not compared" in n for n in dt["notes"]), dt["notes"]
     assert "OpenDaylight RESTCONF" in dt["parameters"]["northbound"]
+    # the trials sample the JVM, not the bin/karaf script that started it (2 MiB)
+    assert all(t["controller_resources"]["rss_bytes_max"] > 256 * 2**20 for t in dt["trials"]), dt["trials"][0]
     check_results_files(out)
