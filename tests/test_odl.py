@@ -183,3 +183,14 @@ def test_a_controller_that_stopped_answering_is_started_anew_before_the_next_tri
     ctl.proc = None
     ctl.prepare_trial()
     assert calls == ["stop", "start"]              # gone: started anew
+
+
+def test_instances_of_runs_that_are_gone_are_removed(tmp_path):
+    root = tmp_path / "instances"
+    for name, owner in (("run-dead", "101"), ("run-live", "202"), ("run-unowned", None)):
+        (root / name).mkdir(parents=True)
+        if owner:
+            (root / name / "owner").write_text(owner)
+    gone = odl.prune_instances(root, alive=lambda pid: pid == 202)
+    assert [p.name for p in gone] == ["run-dead"]
+    assert sorted(p.name for p in root.iterdir()) == ["run-live", "run-unowned"]
