@@ -2,8 +2,12 @@
 
 Open sessions through the ramp (one group at a time, each settled before the next), stop when
 the controller starts dropping them or the cap is reached, hold, probe every session with an
-ECHO, and count the ones still alive.  Progress goes out as :class:`~emulator.commands.Progress`
-and :class:`~emulator.commands.RampEnded` events; the answer is a
+ECHO, and count the ones still alive.  A session is established once the controller has answered an
+ECHO_REQUEST sent after its handshake (``SwitchProtocol(confirm=True)``), so a session whose handshake the
+controller began but never served does not count, whatever the group size.  CCn (``ccn``) is the number
+established when the first established session was lost — all of them when none was, so sessions of the last
+group that the controller still served after refusing others count.  Progress goes out as
+:class:`~emulator.commands.Progress` and :class:`~emulator.commands.RampEnded` events; the answer is a
 :class:`~emulator.commands.SessionsResult`.  It knows nothing of the harness and takes its
 reactor as a parameter.
 """
@@ -47,7 +51,11 @@ class _Tally:
     failed: int = 0
     dropped_after_ready: int = 0
     failures: dict = field(default_factory=dict)
+    new_failures: dict = field(default_factory=dict)     # of sessions never established
     first_failure: Optional[FirstFailure] = None
+    ccn: Optional[int] = None        # established sessions when the first of them was lost
+    first_loss_ns: int = 0
+    unanswered: int = 0
 
 
 class CapacityRun(RampOwner):
@@ -90,13 +98,14 @@ class CapacityRun(RampOwner):
 
     def _build(self, index: int, dpid_offset) -> SwitchProtocol:
         spec = SwitchSpec.simple(self.cmd.first_dpid + index, self.cmd.versions, 2)
-        proto = SwitchProtocol(spec, self.reactor, self.ramp, self.cmd.ramp.handshake_timeout, self.now_ns)
+        proto = SwitchProtocol(spec, self.reactor, self.ramp, self.cmd.ramp.handshake_timeout, self.now_ns,
+                               confirm=True)
         proto.index = index
         self.sessions.append(proto)
         return proto
 
     def connect_failed(self, index: int, key, kind: str, detail: str) -> None:
-        self._fail(index, kind, detail)
+        self._fail(index, kind, detail, new=True)
 
     def session_ready(self, session: SwitchProtocol) -> None:
         self.tally.ready += 1
@@ -107,15 +116,20 @@ class CapacityRun(RampOwner):
         if kind == CLOSE_LOCAL or self.phase == "done":
             return
         if session.ready:
-            self.tally.dropped_after_ready += 1
+            t = self.tally
+            t.dropped_after_ready += 1
+            if t.ccn is None:                     # CCn: the sessions established when the first one was lost
+                t.ccn, t.first_loss_ns = t.ready, self.now_ns()
             self._fail(session.index, FAIL_EARLIER_DROPPED if self.phase == "ramp" else kind, detail)
         else:
-            self._fail(session.index, kind, detail)
+            self._fail(session.index, kind, detail, new=True)
 
-    def _fail(self, index: int, kind: str, detail: str) -> None:
+    def _fail(self, index: int, kind: str, detail: str, new: bool = False) -> None:
         t = self.tally
         t.failed += 1
         t.failures[kind] = t.failures.get(kind, 0) + 1
+        if new:
+            t.new_failures[kind] = t.new_failures.get(kind, 0) + 1
         if t.first_failure is None:
             now = self.now_ns()
             t.first_failure = FirstFailure(session=self.cmd.first_dpid + index, kind=kind, detail=detail,
@@ -185,6 +199,7 @@ class CapacityRun(RampOwner):
         kept = 0
         for s in self.live_sessions():
             if s.index in self._final_probe:  # probed in the final round, never answered
+                self.tally.unanswered += 1
                 self._fail(s.index, FAIL_ECHO_TIMEOUT, f"no ECHO_REPLY within {self.p.echo_timeout:g} s")
             else:
                 kept += 1
@@ -209,7 +224,9 @@ class CapacityRun(RampOwner):
             ramp_s=(self.t_ramp_end - self.t_start) / 1e9 if self.t_ramp_end else None,
             setup_s=(self.t_last_ready - self.t_start) / 1e9 if self.t_last_ready else None,
             rss_bytes=self.rss_peak, rss_growth_bytes=growth if growth and growth > 0 else None,
-            echo_rtt_ns=self._echo_rtts.tobytes(), ready_ns=self._ready_ns.tobytes())
+            echo_rtt_ns=self._echo_rtts.tobytes(), ready_ns=self._ready_ns.tobytes(),
+            ccn=t.ready if t.ccn is None else t.ccn, first_loss_ns=t.first_loss_ns, new_failures=dict(t.new_failures),
+            unanswered=t.unanswered)
 
     def _progress(self) -> None:
         if self.phase == "done":

@@ -233,6 +233,29 @@ def negotiate(ours: Iterable[int], peer_header_version: int, peer_bitmap: Option
     return candidate if candidate in ours else None
 
 
+ALL_VERSION_NAMES = {1: "1.0", 2: "1.1", 3: "1.2", 4: "1.3", 5: "1.4", 6: "1.5"}
+
+
+def version_advice(peer_header_version: int, peer_bitmap: Optional[frozenset]) -> str:
+    """What a user reads when the controller's HELLO left no common version: the versions it speaks, and the
+    ``--openflow`` that works with it (or that none does).  With a bitmap it speaks exactly those versions;
+    without one, its header version and (as the spec allows) older ones."""
+    def name(v: int) -> str:
+        return ALL_VERSION_NAMES.get(v, f"0x{v:02x}")
+    if peer_bitmap:
+        offered = sorted(peer_bitmap)
+        said = " and ".join(name(v) for v in offered) + " only"
+        usable = [v for v in offered if v in VERSION_NAMES]
+    else:
+        said = f"{name(peer_header_version)} only" if peer_header_version == OFP10 else \
+            f"{name(peer_header_version)} at most"
+        usable = [v for v in VERSION_NAMES if v <= peer_header_version]
+    if usable:
+        return f"the controller speaks OpenFlow {said}; run with --openflow {VERSION_NAMES[max(usable)]}"
+    return (f"the controller speaks OpenFlow {said}, which the suite does not (it speaks OpenFlow "
+            f"{' and '.join(VERSION_NAMES.values())})")
+
+
 # --------------------------------------------------------------------------- switch -> controller
 
 def encode_error(version: int, xid: int, err_type: int, code: int, data: bytes = b"") -> bytes:

@@ -171,6 +171,10 @@ class SessionsResult(Response):
     echo_rtt_ns: bytes           # every ECHO round trip of the hold, int64 ns
     shards: int = 1
     ready_ns: bytes = b""        # when each session became ready (int64 ns), to count those before a failure
+    ccn: int = 0                 # sessions established (answered after the handshake) when the first was lost
+    first_loss_ns: int = 0       # when an established session was first lost (closed or reset); 0: none was
+    new_failures: dict = field(default_factory=dict)   # failure kind -> count, sessions never established
+    unanswered: int = 0          # established sessions alive at the end that did not answer the final ECHO
 
     @property
     def capped(self) -> bool:
@@ -211,11 +215,18 @@ class SessionsResult(Response):
         first = min(firsts, key=lambda f: f.at_ns) if firsts else None
         ready = samples(b"".join(a.ready_ns for a in answers))
         before = sum(1 for t in ready if t < first.at_ns) if first else total["established"]
+        losses = [a.first_loss_ns for a in answers if a.first_loss_ns]
+        ccn = sum(1 for t in ready if t < min(losses)) if losses else total["established"]
+        new_failures: dict = {}
+        for a in answers:
+            for kind, n in a.new_failures.items():
+                new_failures[kind] = new_failures.get(kind, 0) + n
         return cls(**total, established_before_failure=before, failures=failures, first_failure=first,
                    stop_reason=stop, ramp_s=max(ramps) if ramps else None, setup_s=max(setups) if setups else None,
                    rss_bytes=sum(rss) if rss else None, rss_growth_bytes=sum(growth) if growth else None,
                    echo_rtt_ns=b"".join(a.echo_rtt_ns for a in answers), shards=sum(a.shards for a in answers),
-                   ready_ns=ready.tobytes())
+                   ready_ns=ready.tobytes(), ccn=ccn, first_loss_ns=min(losses) if losses else 0,
+                   new_failures=new_failures, unanswered=sum(a.unanswered for a in answers))
 
 
 @wire

@@ -8,9 +8,15 @@ PACKET_OUT (FLOOD; by buffer_id when buffered, else carrying the frame).  With
 switch's handshake is done, and every ``--lldp-period`` seconds after, it floods one LLDP
 frame naming the switch out of every port, and it counts the PACKET_INs that come back.  It serves the
 self-tests and measures the emulator's own ceiling (RFC 8456 §4.8: characterise
-the emulator against a stub controller).  ``--session-limit`` makes it behave
+the emulator against a stub controller).  ``--session-limit N`` makes it behave
 like a controller with a known capacity, so the capacity benchmark can be
-checked against a known answer.  Three more options make it a controller with other
+checked against a known answer: past N open sessions (``--limit-mode``) it refuses the
+next one (stops listening), accepts and closes it, or accepts and stays silent — the
+sessions it holds are still served — or it collapses as real controllers do at their
+limits: it exits (``crash``, status 70), freezes (``stall``: nothing more is read,
+written or accepted) or closes every session (``close-all``).  ``--hold-limit M`` with a
+collapsing mode: more than M sessions open for ``--hold-after`` seconds collapse it (a
+controller that establishes more sessions than it can keep).  Three more options make it a controller with other
 known answers, to check the suite (and the emulator) against:
 
 ``--delay-ms D``
@@ -63,9 +69,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import socket
 import struct
 import sys
+import time
 from collections import deque
 
 from twisted.internet.protocol import Factory, Protocol
@@ -73,7 +82,9 @@ from twisted.internet.protocol import Factory, Protocol
 from . import codec
 from .limits import FdLimitError, raise_nofile
 
-LIMIT_MODES = ("refuse", "close", "silent")
+LIMIT_MODES = ("refuse", "close", "silent", "crash", "stall", "close-all")
+COLLAPSES = ("crash", "stall", "close-all")     # past the limit every session fails, not only the new one
+CRASH_STATUS = 70
 ANSWERS = ("packet_out", "none", "lldp")
 MALFORMED_WHEN = ("hello", "handshake", "packet_in")
 MALFORMED_WHAT = ("short-length", "truncated-body", "unknown-type", "bad-version")
@@ -108,23 +119,31 @@ class NullControllerProtocol(Protocol):
     def _connection_made(self):
         f = self.factory
         f.open += 1
+        f.sessions.add(self)
         if f.limit is not None and f.open > f.limit:
+            if f.mode in COLLAPSES:
+                f.collapse(f"session {f.open} is past the limit of {f.limit}")
+                return
             if f.mode == "close":
                 self.transport.loseConnection()
             elif f.mode == "refuse":  # accepted in the same accept loop before stopListening took effect
                 self.transport.abortConnection()
             return
-        hello = codec.encode_hello(max(f.versions), 1, f.versions)
+        top = max(f.versions)
+        hello = codec.encode_hello(top, 1, f.versions if top >= codec.OFP13 else ())
         if f.malformed_when == "hello":
             hello = malform(hello, f.malformed_what)
         self.transport.write(hello)
         if f.mode == "refuse" and f.limit is not None and f.open >= f.limit and f.port is not None:
             f.port.stopListening()
             f.port = None
+        f.check_hold_limit()
 
     def connectionLost(self, reason=None):
         self.closed = True
         self.factory.open -= 1
+        self.factory.sessions.discard(self)
+        self.factory.check_hold_limit()
 
     def dataReceived(self, data):
         buf = self.buffer + data if self.buffer else data
@@ -184,9 +203,8 @@ class NullControllerProtocol(Protocol):
         msg = codec.decode(frame)
         if msg.name == "hello":
             self.version = codec.negotiate(self.factory.versions, msg.version, codec.hello_versions(msg))
-            if self.version is None:
-                self.transport.loseConnection()
-                return
+            if self.version is None:       # no common version: carry on in ours, as some real controllers do
+                self.version = max(self.factory.versions)
             self.send(codec.FEATURES_REQUEST, b"",
                       self.factory.malformed_what if self.factory.malformed_when == "handshake" else None)
         elif msg.name == "echo_request":
@@ -371,7 +389,14 @@ class NullControllerFactory(Factory):
 
     def __init__(self, versions=(codec.OFP10, codec.OFP13), limit=None, mode="refuse", answer="packet_out",
                  clock=None, delay_ms: float = 0.0, rate_cap: float | None = None, queue_limit: int = QUEUE_LIMIT,
-                 malformed=None, backlog: int | None = None):
+                 malformed=None, backlog: int | None = None, hold_limit: int | None = None, hold_after: float = 1.0,
+                 collapse_action=None):
+        """``limit``/``mode``: past ``limit`` open sessions, the new one is refused (stop listening), closed or left
+        silent, or the controller collapses: it exits (``crash``), stops serving anything (``stall``), or closes
+        every session and serves anew (``close-all``).  ``hold_limit``/``hold_after``: more than ``hold_limit``
+        sessions open for ``hold_after`` seconds collapse it the ``mode`` way (a controller that establishes more
+        sessions than it can keep).  ``collapse_action(mode, why)`` replaces the process-level crash and stall
+        (tests)."""
         self.versions = tuple(versions)
         self.answer = answer == "packet_out"
         self.lldp = answer == "lldp"
@@ -380,6 +405,13 @@ class NullControllerFactory(Factory):
         self.mode = mode
         self.open = 0
         self.port = None
+        self.sessions: set = set()
+        if hold_limit is not None and mode not in COLLAPSES:
+            raise ValueError(f"hold_limit needs a collapsing mode ({', '.join(COLLAPSES)}), not {mode!r}")
+        self.hold_limit, self.hold_after = hold_limit, hold_after
+        self._hold_call = None
+        self.collapses = 0
+        self.collapse_action = collapse_action or _collapse_process
         if delay_ms < 0:
             raise ValueError(f"delay_ms {delay_ms!r} is negative")
         if rate_cap is not None and not rate_cap > 0:
@@ -399,6 +431,32 @@ class NullControllerFactory(Factory):
                 backlog = max(64, int(rate_cap * BACKLOG_S))
             self.queue = AnswerQueue(self.clock, delay_ms / 1000.0, rate_cap, queue_limit, backlog)
 
+    def collapse(self, why: str) -> None:
+        """Fail the way ``mode`` says: every session closed (close-all), or the process exits or freezes."""
+        self.collapses += 1
+        if self._hold_call is not None and self._hold_call.active():
+            self._hold_call.cancel()
+        self._hold_call = None
+        if self.mode == "close-all":
+            for proto in list(self.sessions):
+                proto.transport.loseConnection()
+            return
+        self.collapse_action(self.mode, why)
+
+    def check_hold_limit(self) -> None:
+        """Arm the collapse when more than ``hold_limit`` sessions are open, disarm it when they are not."""
+        if self.hold_limit is None:
+            return
+        over = self.open > self.hold_limit
+        armed = self._hold_call is not None and self._hold_call.active()
+        if over and not armed:
+            self._hold_call = self.clock.callLater(
+                self.hold_after, self.collapse,
+                f"more than {self.hold_limit} sessions open for {self.hold_after:g} s")
+        elif not over and armed:
+            self._hold_call.cancel()
+            self._hold_call = None
+
     @property
     def clock(self):
         if self._clock is None:
@@ -408,6 +466,19 @@ class NullControllerFactory(Factory):
 
     def buildProtocol(self, addr):
         return NullControllerProtocol(self)
+
+
+def _collapse_process(mode: str, why: str) -> None:
+    """A crash exits at once (status CRASH_STATUS, nothing cleaned up); a stall freezes the process: it reads,
+    writes and accepts nothing more (the kernel still completes TCP handshakes into the listen backlog), and
+    SIGTERM/SIGINT end it the default way."""
+    print(json.dumps({"event": mode, "message": why}), flush=True)
+    if mode == "crash":
+        os._exit(CRASH_STATUS)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    while True:
+        time.sleep(3600)
 
 
 def listen_reuse_port(reactor, host: str, port: int, factory):
@@ -466,7 +537,18 @@ def main(argv=None) -> int:
     parser.add_argument("--session-limit", type=int, default=None,
                         help="behave as a controller that holds this many sessions")
     parser.add_argument("--limit-mode", choices=LIMIT_MODES, default="refuse",
-                        help="past the limit: stop listening, accept and close, or accept and stay silent")
+                        help="past the limit: stop listening, accept and close, or accept and stay silent (the new "
+                             "session fails, the others are served); or collapse: exit with status "
+                             f"{CRASH_STATUS} (crash), freeze (stall: nothing read, written or accepted) or close "
+                             "every session (close-all)")
+    parser.add_argument("--hold-limit", type=int, default=None, metavar="M",
+                        help="with a collapsing --limit-mode: more than M sessions open for --hold-after seconds "
+                             "collapse the controller (it establishes more sessions than it keeps)")
+    parser.add_argument("--hold-after", type=_positive, default=1.0, metavar="S",
+                        help="seconds over --hold-limit before the collapse (default 1)")
+    parser.add_argument("--openflow", choices=("1.0", "1.3", "both"), default="both",
+                        help="the versions it speaks (default both); with one, it answers a switch that speaks "
+                             "only the other in its own and carries on (some real controllers do)")
     parser.add_argument("--answer", choices=ANSWERS, default="packet_out",
                         help="answer each PACKET_IN with a PACKET_OUT (default), or drop it (a sink for the "
                              "emulator's open-loop ceiling)")
@@ -495,6 +577,8 @@ def main(argv=None) -> int:
     parser.add_argument("--malformed", type=_malformed, default=None, metavar="WHEN:WHAT",
                         help="replace one message by a malformed one (see below)")
     args = parser.parse_args(argv)
+    if args.hold_limit is not None and args.limit_mode not in COLLAPSES:
+        parser.error(f"--hold-limit needs a collapsing --limit-mode ({', '.join(COLLAPSES)}), not {args.limit_mode}")
     try:
         raise_nofile(args.max_files)
     except FdLimitError as exc:
@@ -502,9 +586,12 @@ def main(argv=None) -> int:
 
     from twisted.internet import reactor
 
-    factory = NullControllerFactory(limit=args.session_limit, mode=args.limit_mode, answer=args.answer,
+    versions = (codec.OFP10, codec.OFP13) if args.openflow == "both" else (codec.VERSION_BY_NAME[args.openflow],)
+    factory = NullControllerFactory(versions=versions, limit=args.session_limit, mode=args.limit_mode,
+                                    answer=args.answer,
                                     clock=reactor, delay_ms=args.delay_ms, rate_cap=args.rate_cap,
-                                    queue_limit=args.queue_limit, malformed=args.malformed, backlog=args.backlog)
+                                    queue_limit=args.queue_limit, malformed=args.malformed, backlog=args.backlog,
+                                    hold_limit=args.hold_limit, hold_after=args.hold_after)
     if factory.queue is not None:
         def first_drop(queue):
             print(json.dumps({"event": "warning", "message": f"answer queue full ({queue.limit} answers waiting): "

@@ -261,6 +261,12 @@ class CapacityParams(Family):
                                   positive_float)
     echo_timeout: float = option(3.0, "--echo-timeout", "seconds an ECHO_REQUEST may go unanswered",
                                  positive_float)
+    sustained_steps: int = option(8, "--sustained-steps", "after a collapse (established sessions lost), the most "
+                                  "steps of the sustained-capacity search, each with a fresh controller (0: no "
+                                  "search)", non_negative_int)
+    sustained_resolution: float = option(0.02, "--sustained-resolution", "the sustained-capacity search stops when "
+                                         "its bracket is within this fraction of CCn (at least one session)",
+                                         fraction)
 
 
 TRAFFIC_MODES = ("serial", "per-switch", "paced", "max")

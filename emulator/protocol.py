@@ -133,10 +133,13 @@ class SwitchProtocol(Protocol):
                  handshake_timeout: float = 10.0, now_ns: Callable[[], int] = time.monotonic_ns,
                  trace: Optional[Callable[[str, int, str, int, int], None]] = None,
                  max_message_len: int = codec.MAX_MESSAGE_LEN, roles: Optional[rl.RoleTable] = None,
-                 controller: str = "", echo_interval: float = 0.0, echo_timeout: float = 0.0):
+                 controller: str = "", echo_interval: float = 0.0, echo_timeout: float = 0.0,
+                 confirm: bool = False):
         """``roles``: the switch's role table, shared by its sessions (default: one of its own);
         ``controller``: the controller's address as the timeline names it (default: the transport's peer);
-        ``echo_interval`` / ``echo_timeout``: the keep-alive (0: none / never closes)."""
+        ``echo_interval`` / ``echo_timeout``: the keep-alive (0: none / never closes); ``confirm``: the session is
+        ready only once the controller has answered an ECHO_REQUEST sent after the handshake (§5.2.1 counts a
+        session the controller serves, not one whose handshake it began), within the handshake timeout."""
         self.spec = spec
         self.clock = clock
         self.listener = listener or SessionListener()
@@ -154,6 +157,8 @@ class SwitchProtocol(Protocol):
         self.controller = controller
         self.echo_interval = echo_interval
         self.echo_timeout = echo_timeout
+        self.confirm = confirm
+        self._confirm_xid: Optional[int] = None
         self.miss_send_len = 128
         self.t_connected: Optional[int] = None
         self.t_ready: Optional[int] = None
@@ -311,7 +316,8 @@ class SwitchProtocol(Protocol):
             ours = "/".join(codec.VERSION_NAMES.get(v, hex(v)) for v in self.spec.versions)
             self.send(codec.encode_error(max(self.spec.versions), msg.xid, codec.OFPET_HELLO_FAILED,
                                          codec.OFPHFC_INCOMPATIBLE, b"no common version"), "error")
-            self.abort(CLOSE_VERSION, f"controller offered version 0x{msg.version:02x}, switch speaks {ours}")
+            self.abort(CLOSE_VERSION, f"{codec.version_advice(msg.version, codec.hello_versions(msg))} (controller "
+                                      f"offered version 0x{msg.version:02x}, switch speaks {ours})")
             return
         self.version = agreed
 
@@ -327,20 +333,30 @@ class SwitchProtocol(Protocol):
             deadline.cancel()
         self.t_echo_ok = t
         self.listener.echo_answered(self, t - sent)
+        if msg.xid == self._confirm_xid and not self.ready:
+            self._confirm_xid = None
+            self._become_ready(t)
 
     def _on_features_request(self, msg, t) -> None:
         spec = self.spec
         ports = spec.ports if self.version == codec.OFP10 else ()
         self.send(codec.encode_features_reply(self.version, msg.xid, spec.datapath_id, spec.n_buffers,
                                               spec.n_tables, ports), "features_reply", msg.xid)
-        if not self.ready:
-            self.ready = True
-            self.t_ready = self.t_last_tx
-            self._cancel_handshake_timer()
-            self.roles.join(self)
-            if self.echo_interval > 0:
-                self._keepalive_call = self.clock.callLater(self.echo_interval, self._keepalive)
-            self.listener.session_ready(self)
+        if self.ready:
+            return
+        if not self.confirm:
+            self._become_ready(self.t_last_tx)
+        elif self._confirm_xid is None:
+            self._confirm_xid = self.probe_echo()
+
+    def _become_ready(self, t: int) -> None:
+        self.ready = True
+        self.t_ready = t
+        self._cancel_handshake_timer()
+        self.roles.join(self)
+        if self.echo_interval > 0:
+            self._keepalive_call = self.clock.callLater(self.echo_interval, self._keepalive)
+        self.listener.session_ready(self)
 
     def _on_set_config(self, msg, t) -> None:
         self.miss_send_len = msg.fields["miss_send_len"]
@@ -394,7 +410,9 @@ class SwitchProtocol(Protocol):
     def _handshake_expired(self) -> None:
         self._handshake_call = None
         if not self.ready:
-            stage = "no HELLO from controller" if self.version is None else "no FEATURES_REQUEST from controller"
+            stage = ("no HELLO from controller" if self.version is None else
+                     "no ECHO_REPLY after the handshake" if self._confirm_xid is not None else
+                     "no FEATURES_REQUEST from controller")
             self.abort(CLOSE_HANDSHAKE_TIMEOUT, f"{stage} within {self.handshake_timeout:g} s")
 
     def _cancel_handshake_timer(self) -> None:

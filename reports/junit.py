@@ -33,6 +33,8 @@ def benchmark_properties(bench: dict) -> dict:
     for key in ("result", "test", "p_value", "effect_size", "effect_measure", "alternative", "threshold"):
         if verdict.get(key) is not None:
             props[f"verdict.{key}"] = verdict[key]
+    for key, value in (bench.get("findings") or {}).items():
+        props[f"finding.{key}"] = value
     failed = [t for t in bench.get("trials", []) if not t.get("ok")]
     props["trials.ok"] = len(ok_values(bench))
     props["trials.failed"] = len(failed)

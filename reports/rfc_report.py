@@ -292,6 +292,14 @@ def render_details(bench: dict) -> list:
     x = bench.get("series_x")
     if x:
         lines += [f"Series point: X = {x['name']} = {x['value']}.", ""]
+    if bench.get("findings"):
+        lines += ["### Findings", ""] + _table(bench["findings"].items(), header=("Finding", "Value"))
+    sustained = bench.get("sustained_capacity")
+    if sustained and sustained.get("steps"):
+        lines += ["### Sustained capacity search (beside RFC 8456: a fresh controller each step)", ""]
+        lines += _table([(k, step["sessions"], "yes" if step["held"] else "no", step.get("kept"),
+                          step.get("failure_mode") or "") for k, step in enumerate(sustained["steps"], 1)],
+                        header=("Step", "Sessions", "All held", "Held after the hold", "Failure mode"))
     if bench.get("preflight"):
         lines += ["### Preflight", ""] + _table(sorted(bench["preflight"].items()))
     ceiling = bench.get("emulator_ceiling")

@@ -49,6 +49,9 @@ def headline(bench: dict) -> str:
             more = ", …" if len(capped) > LOWER_BOUNDS_LISTED else ""
             text += f"\n    {lower_bound_note(len(capped))} ({shown}{more})"
         text += _verdict(bench.get("verdict"))
+    found = bench.get("findings") or {}
+    if found:
+        text += "\n    findings: " + "; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in found.items())
     for note in bench.get("notes", []):
         text += f"\n    note: {note}"
     if status != PASSED:

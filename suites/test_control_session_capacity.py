@@ -5,13 +5,16 @@ import pytest
 from fixtures.families import capacity
 
 DEFINITION = (
-    "CCn, the largest number of control sessions the controller holds at once. Emulated switches open "
-    "sessions in groups until the controller starts dropping, refusing or closing them (or closes earlier "
-    "ones), or the session cap is reached. A session counts when TCP is up, HELLO is exchanged, "
-    "FEATURES_REQUEST is answered, and after the hold time it still answers an ECHO_REQUEST. A controller "
-    "that exits by itself at its limit has no sessions left to hold: CCn is then the sessions established "
-    "before the first failure (RFC 8456 A.5.1: switch n fails, n - 1 is the capacity), marked 'not held'. "
-    "A controller killed by a signal fails the trial.")
+    "CCn, the number of control sessions successfully established when the controller starts dropping them. "
+    "Emulated switches open sessions in groups until the controller refuses, ignores or closes a new one, "
+    "closes or stops answering earlier ones, or exits, or the session cap is reached. A session is established "
+    "once TCP is up, HELLO is exchanged, FEATURES_REQUEST is answered and the controller has answered an "
+    "ECHO_REQUEST sent after that handshake; CCn counts those established when the first established session "
+    "was lost (all of them when none was), so it does not depend on the ramp's group size (RFC 8456 A.5.1: "
+    "switch n fails, n - 1 is the capacity). Each trial classifies how the controller failed (refuses new "
+    "sessions, stops accepting, closes earlier sessions, stops answering echoes, the process exited); beside "
+    "CCn, the sustained capacity is the largest count that all survive the hold time. A controller killed by "
+    "a signal fails the trial.")
 MEASUREMENT_POINT = (
     "forwarding-plane emulator at interface I1: sessions counted by the emulator from its own socket "
     "events; ECHO probes timestamped at socket write/read (monotonic ns)")
@@ -21,7 +24,7 @@ MEASUREMENT_POINT = (
                      unit="sessions", higher_is_better=True, definition=DEFINITION,
                      measurement_point=MEASUREMENT_POINT, needs=capacity.NEEDS)
 def test_control_session_capacity(benchmark_run, capacity_emulator, controller, bmwg):
-    run = benchmark_run.parameters(**capacity.parameters(bmwg, controller))
+    run = capacity.start(benchmark_run, bmwg, controller)
     entry = run.trials(lambda index: capacity.capacity_trial(run, capacity_emulator, controller, index))
-    run.note(capacity.cap_note(entry, bmwg.capacity.max_sessions))
+    capacity.conclude(run, capacity_emulator, controller, entry)
     run.finish(lambda e: all(t["value"] <= t["details"]["attempted"] for t in e["trials"] if t.get("ok")))

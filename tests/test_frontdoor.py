@@ -163,6 +163,16 @@ def test_a_shard_answers_hello_and_errors_without_state():
     assert "no switches are connected" in tmsg
 
 
+def answer_echoes(proto, answered: set) -> None:
+    """Answer every ECHO_REQUEST the switch ``proto`` has sent and ``answered`` has not seen yet."""
+    frames, _ = codec.split_frames(proto.transport.value())
+    for f in frames:
+        m = codec.decode(f)
+        if m.name == "echo_request" and (id(proto), m.xid) not in answered:
+            answered.add((id(proto), m.xid))
+            proto.dataReceived(codec.encode_echo_reply(codec.OFP13, m.xid))
+
+
 def test_a_shard_runs_a_capacity_trial_and_sends_its_events():
     reactor = MemoryReactorClock()
     out = Channel()
@@ -170,19 +180,19 @@ def test_a_shard_runs_a_capacity_trial_and_sends_its_events():
     cmd = c.OpenSessions(address=("127.0.0.1", 1), versions=(codec.OFP13,), capacity=pm.CapacityParams(hold_time=0),
                          ramp=pm.RampParams(ramp_group=2, ramp_delay=0), sessions=2)
     shard.dispatch(5, cmd)
+    answered: set = set()
     for _host, _port, factory, _timeout, _bind in reactor.tcpClients:
         from twisted.internet.testing import StringTransport
         proto = factory.buildProtocol(None)
         proto.makeConnection(StringTransport())
         proto.dataReceived(codec.encode_hello(codec.OFP13, 1, (codec.OFP13,)) + codec.header(codec.OFP13, 5, 8, 2))
+        assert not proto.ready                           # established once the controller answers after the handshake
+        answer_echoes(proto, answered)
+        assert proto.ready
     shard.dispatch(6, c.StopRamp())                      # no answer to a notification
     reactor.advance(0)                                   # the final ECHO round goes out at once (hold 0)
     for proto in shard.capacity.sessions:
-        frames, _ = codec.split_frames(proto.transport.value())
-        for f in frames:
-            m = codec.decode(f)
-            if m.name == "echo_request":
-                proto.dataReceived(codec.encode_echo_reply(codec.OFP13, m.xid))
+        answer_echoes(proto, answered)
     kinds = [(k, call, type(p).__name__) for k, call, p in out.answers()]
     assert ("event", 5, "RampEnded") in kinds and ("answer", 5, "SessionsResult") in kinds
     assert not [k for k in kinds if k[1] == 6]

@@ -35,7 +35,7 @@ class Scripted:
         self.reactor = MemoryReactorClock()
         self.events, self.results = [], []
         cap = dict(hold_time=2.0, echo_interval=1.0, echo_timeout=1.0)
-        ramp = dict(ramp_group=4, ramp_delay=0.5)
+        ramp = dict(ramp_group=4, ramp_delay=0.5, handshake_timeout=10.0)
         cmd = dict(sessions=10, source_base="127.0.0.1", sessions_per_source=20000)
         for k, v in params.items():
             (cap if k in cap else ramp if k in ramp else cmd)[k] = v
@@ -49,14 +49,17 @@ class Scripted:
     def pending(self):
         return self.reactor.tcpClients[self.handled:]
 
-    def accept(self, n=None):
-        """Complete the handshake of the next ``n`` pending connections."""
+    def accept(self, n=None, confirm=True):
+        """Complete the handshake of the next ``n`` pending connections, and (``confirm``) answer the ECHO each
+        switch sends after it (until then the session is not established)."""
         for _host, _port, factory, _timeout, _bind in self.pending()[:n]:
             self.handled += 1
             proto = factory.buildProtocol(None)
             proto.makeConnection(StringTransport())
             proto.dataReceived(codec.encode_hello(OFP13, 1, (OFP13,)) + codec.header(OFP13, 5, 8, 2))
             self.protos.append(proto)
+            if confirm:
+                self.answer_echoes([proto])
 
     def refuse(self, n=None, exc=terror.ConnectionRefusedError):
         for _host, _port, factory, _timeout, _bind in self.pending()[:n]:
@@ -110,6 +113,61 @@ def test_refusal_stops_the_ramp_and_is_recorded():
     assert r.failures == {FAIL_REFUSED: 2}
     assert r.first_failure.session == 7 and r.first_failure.established_before == 6
     assert r.established_before_failure == 6
+
+
+def test_a_session_counts_once_the_controller_answers_after_its_handshake():
+    # A controller that begins handshakes it never serves (it collapsed at its 5th session): the group's last
+    # session completed HELLO and FEATURES but its ECHO goes unanswered, so it is not established.
+    s = Scripted(sessions=100, ramp_group=4, handshake_timeout=3.0)
+    s.run.start()
+    s.accept()
+    s.reactor.advance(0.5)
+    s.accept(confirm=False)
+    assert s.run.tally.ready == 4
+    s.reactor.advance(3.0)                      # the handshake timer covers the confirming ECHO
+    for proto in s.protos[4:]:                  # the switch closed it: the transport reports the close
+        assert proto.transport.disconnecting
+        proto.connectionLost(Failure(terror.ConnectionDone()))
+    assert s.run.stop_reason == STOP_DROPPING
+    assert s.run.tally.first_failure.detail == "no ECHO_REPLY after the handshake within 3 s"
+    s.reactor.advance(2.0)
+    s.answer_echoes(s.protos[:4])
+    r = s.results[0]
+    assert (r.ccn, r.established, r.kept) == (4, 4, 4)
+    assert r.new_failures == {"handshake timeout": 4}
+
+
+def test_ccn_counts_the_group_members_served_after_a_refusal():
+    # The refusal of session 6 arrives before sessions 5, 7 and 8 are answered: they still count, the
+    # controller served them; CCn does not depend on the order within a group.
+    s = Scripted(sessions=100, ramp_group=4)
+    s.run.start()
+    s.accept()
+    s.reactor.advance(0.5)
+    s.accept(1, confirm=False)
+    s.refuse(1)
+    s.accept(2, confirm=False)
+    s.answer_echoes(s.protos[4:])
+    s.reactor.advance(2.0)
+    s.answer_echoes()
+    r = s.results[0]
+    assert (r.ccn, r.kept, r.established_before_failure) == (7, 7, 4)
+    assert r.new_failures == {FAIL_REFUSED: 1} and r.first_loss_ns == 0
+
+
+def test_ccn_is_frozen_when_an_established_session_is_lost():
+    s = Scripted(sessions=100, ramp_group=4)
+    s.run.start()
+    s.accept()
+    s.reactor.advance(0.5)
+    s.accept(2)
+    s.protos[0].connectionLost(Failure(terror.ConnectionDone()))     # the controller closes an earlier session
+    s.accept(2)                                                     # two more are answered after it
+    s.reactor.advance(2.0)
+    s.answer_echoes()
+    r = s.results[0]
+    assert (r.ccn, r.established, r.kept, r.dropped_after_ready) == (6, 8, 7, 1)
+    assert r.first_loss_ns > 0 and r.new_failures == {}
 
 
 def test_hold_probes_keep_alive_and_the_final_round_is_sent_once():

@@ -293,3 +293,51 @@ def test_a_rate_capped_controller_stops_reading_when_its_backlog_is_full():
     assert t.producerState == "paused"                 # 12 waiting > 10: this session is not read any more
     clock.advance(0.07)                                # 8 answers out at 100/s: 4 wait, at most half of 10
     assert t.producerState == "producing" and f.queue.dropped == 0
+
+
+def connect(factory):
+    """A TCP connection accepted by ``factory`` (no switch HELLO yet)."""
+    proto = factory.buildProtocol(None)
+    transport = StringTransport()
+    proto.makeConnection(transport)
+    return proto, transport
+
+
+@pytest.mark.parametrize("mode", ["crash", "stall"])
+def test_past_the_limit_a_collapsing_controller_crashes_or_stalls_at_once(mode):
+    seen = []
+    factory = NullControllerFactory(limit=2, mode=mode, collapse_action=lambda m, why: seen.append((m, why)))
+    connect(factory), connect(factory)
+    assert seen == []
+    connect(factory)
+    assert seen == [(mode, "session 3 is past the limit of 2")]
+
+
+def test_close_all_closes_every_session_at_its_limit_and_serves_anew():
+    factory = NullControllerFactory(limit=2, mode="close-all")
+    (a, ta), (b, tb) = connect(factory), connect(factory)
+    c, tc = connect(factory)
+    assert ta.disconnecting and tb.disconnecting and tc.disconnecting and factory.collapses == 1
+    for proto in (a, b, c):
+        proto.connectionLost(None)
+    d, td = connect(factory)
+    assert not td.disconnecting and td.value().startswith(b"\x04\x00")   # a HELLO for the next switch
+
+
+def test_hold_limit_collapses_only_when_held_past_it_for_hold_after():
+    clock, seen = Clock(), []
+    factory = NullControllerFactory(mode="crash", hold_limit=2, hold_after=1.5, clock=clock,
+                                    collapse_action=lambda m, why: seen.append(why))
+    protos = [connect(factory)[0] for _ in range(3)]
+    clock.advance(1.0)
+    protos[2].connectionLost(None)             # back to 2: disarmed
+    clock.advance(1.0)
+    assert seen == []
+    connect(factory)
+    clock.advance(1.5)
+    assert seen == ["more than 2 sessions open for 1.5 s"]
+
+
+def test_hold_limit_needs_a_collapsing_mode():
+    with pytest.raises(ValueError, match="needs a collapsing mode"):
+        NullControllerFactory(mode="refuse", hold_limit=3)

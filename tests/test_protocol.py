@@ -107,7 +107,19 @@ def test_no_common_version_sends_hello_failed_and_closes():
     assert h.transport.disconnecting
     h.proto.connectionLost(Failure(terror.ConnectionDone()))
     assert h.listener.closed[0][0] == CLOSE_VERSION
-    assert "0x01" in h.listener.closed[0][1]
+    assert h.listener.closed[0][1] == ("the controller speaks OpenFlow 1.0 only; run with --openflow 1.0 "
+                                       "(controller offered version 0x01, switch speaks 1.3)")
+
+
+@pytest.mark.parametrize("header,bitmap,said", [
+    (OFP10, None, "the controller speaks OpenFlow 1.0 only; run with --openflow 1.0"),
+    (OFP13, (OFP13,), "the controller speaks OpenFlow 1.3 only; run with --openflow 1.3"),
+    (3, None, "the controller speaks OpenFlow 1.2 at most; run with --openflow 1.0"),
+    (6, (5, 6), "the controller speaks OpenFlow 1.4 and 1.5 only, which the suite does not (it speaks OpenFlow 1.0 "
+                "and 1.3)"),
+])
+def test_a_version_mismatch_is_said_in_words(header, bitmap, said):
+    assert codec.version_advice(header, frozenset(bitmap) if bitmap else None) == said
 
 
 def test_echo_request_answered_with_same_xid_and_data():
