@@ -28,7 +28,7 @@ def test_network_topology_discovery_time(benchmark_run, topology_emulator, disco
         **topology.run_parameters(controller, topo),
         query_mode=f"poll every {p.poll_interval:g} s" if p.mode == "poll"
         else f"wait Td = {p.wait:g} s, then one query",
-        compared=list(p.parts), identical_answers_end_trial=p.identical, timeout_s=p.timeout,
+        compared=topology.compared(controller, p), identical_answers_end_trial=p.identical, timeout_s=p.timeout,
         emulator_shards=topology_emulator.shards, host_refresh_s=p.host_refresh)
     run.series("number of nodes", len(topo.switches))
     run.columns([("nodes", "Nodes"), ("links", "Links"), ("hosts", "Hosts"), ("queries", "Queries"),
@@ -37,5 +37,6 @@ def test_network_topology_discovery_time(benchmark_run, topology_emulator, disco
                  ("relay_latency_median_us", "Relay median (µs)")])
     entry = run.trials(lambda index: topology.discovery_outcome(topology_emulator, controller, topo, p))
     run.note(topology.relay_note(entry))
+    run.note(topology.hosts_note(controller, p))
     run.finish(lambda e: all(t["value"] >= 0 and t["details"]["nodes"] == len(topo.switches)
                              for t in e["trials"] if t.get("ok")))

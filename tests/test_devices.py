@@ -13,6 +13,7 @@ from fixtures.devices.clusters import ExternalCluster, NoCluster, RyuHaCluster
 from fixtures.devices.external import ExternalController
 from fixtures.devices.faucet import FaucetController, FaucetPair
 from fixtures.devices.null import NullController
+from fixtures.devices.odl import OdlController
 from fixtures.devices.ovn_central import OvnCentral
 from fixtures.devices.ovn_cluster import OvnCluster
 from fixtures.devices.ovs import OvsTestController
@@ -27,6 +28,7 @@ CAPABILITY_TABLE = {       # docs/architecture.md lists the same
                       C.TABLE_MISS_PACKET_IN, C.REACTIVE_PATHS, C.RESTART, C.SET_LLDP_PERIOD},
     FaucetController: {C.OPENFLOW, C.MANY_SWITCHES, C.TOPOLOGY_NORTHBOUND, C.RESTART, C.DROPS_SWITCHES},
     OvsTestController: {C.OPENFLOW, C.SERVE_ANY_SWITCH, C.TABLE_MISS_PACKET_IN, C.RESTART},
+    OdlController: {C.OPENFLOW, C.SERVE_ANY_SWITCH, C.MANY_SWITCHES, C.TOPOLOGY_NORTHBOUND, C.FLOW_API, C.RESTART},
     NullController: {C.OPENFLOW, C.SERVE_ANY_SWITCH, C.MANY_SWITCHES, C.TABLE_MISS_PACKET_IN, C.RESTART},
     ExternalController: {C.OPENFLOW, C.SERVE_ANY_SWITCH, C.MANY_SWITCHES, C.TABLE_MISS_PACKET_IN, C.REACTIVE_PATHS},
     RyuHaCluster: {C.CLUSTER, C.OPENFLOW, C.SERVE_ANY_SWITCH, C.MANY_SWITCHES},
@@ -67,7 +69,7 @@ def test_controller_names_resolve_through_the_table(text, spec):
 
 
 @pytest.mark.parametrize("text,says", [
-    ("floodlight", "expected one of ryu, null, ovs, faucet, osken or external:HOST:PORT"),
+    ("floodlight", "expected one of ryu, null, ovs, faucet, osken, odl or external:HOST:PORT"),
     ("embedded:external:h:1", "expected one of"),
     ("external:h", "expected external:HOST:PORT with a port 1..65535"),
     ("external:h:70000", "with a port 1..65535"),
@@ -79,8 +81,8 @@ def test_a_bad_controller_name_says_what_is_expected(text, says):
 
 
 def test_the_kinds_for_help_and_docs():
-    assert registry.EMBEDDED_KINDS == ("ryu", "null", "ovs", "faucet", "osken")
-    assert registry.controller_kinds() == ("ryu", "null", "ovs", "faucet", "osken", "external:HOST:PORT")
+    assert registry.EMBEDDED_KINDS == ("ryu", "null", "ovs", "faucet", "osken", "odl")
+    assert registry.controller_kinds() == ("ryu", "null", "ovs", "faucet", "osken", "odl", "external:HOST:PORT")
 
 
 def test_each_kind_is_built_from_the_run(tmp_path):
@@ -132,7 +134,8 @@ def test_ovs_testcontroller_notes_its_sixteen_switch_limit_where_many_switches_a
 
 def test_every_controller_kind_names_the_cluster_the_suite_builds_of_it():
     assert {k: registry.cluster_kind_of(k) for k in registry.CONTROLLERS} == {
-        "ryu": "ryu-ha", "null": None, "ovs": None, "faucet": "faucet-pair", "osken": None, "external": None}
+        "ryu": "ryu-ha", "null": None, "ovs": None, "faucet": "faucet-pair", "osken": None, "odl": None,
+        "external": None}
     assert all(registry.cluster_kind_of(k) in registry.CLUSTERS for k in ("ryu", "faucet"))
 
 

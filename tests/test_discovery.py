@@ -71,6 +71,9 @@ class Ctl:
 
 class FakeNb:
     link_counting = "directed"
+    reports_hosts = True
+    kind = "fake"
+    no_hosts_reason = ""
 
     def __init__(self, clock, views):
         self.clock, self.views, self.calls = clock, views, 0
@@ -129,6 +132,43 @@ def test_wait_mode_queries_once_after_td():
     nb = FakeNb(clock, [EMPTY])
     with pytest.raises(TrialFailed, match="the single query after Td"):
         d.discovery_trial(em, Ctl(nb), TOPO, d.DiscoveryParams(mode="wait", wait=10), clock.now, clock.sleep)
+
+
+class HostlessNb(FakeNb):
+    """A northbound declared not to report hosts (OpenDaylight's openflowplugin)."""
+    reports_hosts = False
+    kind = "odl"
+    no_hosts_reason = "it has no host tracker"
+
+
+def test_hosts_are_compared_only_where_the_northbound_is_declared_to_report_them():
+    # Issue 25 part 5: OpenDaylight found the 4 switches and 4 links of leaf-spine:2x2 and failed every trial on
+    # "hosts: 2 missing"; RFC 8456 §5.1.1's complete topology is the switches and the links.
+    switches_and_links = View(FULL.switches, FULL.links, frozenset())
+    clock = Clock()
+    t0 = clock.now()
+    em = FakeEm(clock, status(TOPO, t0 + 1_000_000, lambda e: t0 + 2_000_000))
+    r = d.discovery_trial(em, Ctl(HostlessNb(clock, [switches_and_links])), TOPO, d.DiscoveryParams(), clock.now,
+                          clock.sleep)
+    assert r["queries"] == 1 and r["hosts"] == 0
+    with pytest.raises(TrialFailed, match="hosts: 3 missing"):
+        d.discovery_trial(em, Ctl(FakeNb(clock, [switches_and_links])), TOPO, d.DiscoveryParams(identical=2),
+                          clock.now, clock.sleep)
+    # the report says what was compared, and why hosts were not
+    hostless, full = Ctl(HostlessNb(clock, [])), Ctl(FakeNb(clock, []))
+    assert d.compared(hostless, d.DiscoveryParams()) == ["switches", "links"]
+    assert d.compared(full, d.DiscoveryParams()) == ["switches", "links", "hosts"]
+    assert "hosts not compared: the odl northbound" in d.hosts_note(hostless, d.DiscoveryParams())
+    assert d.hosts_note(full, d.DiscoveryParams()) == ""
+    assert d.hosts_note(hostless, d.DiscoveryParams(parts=("switches", "links"))) == ""
+    # a size search compares the same parts
+    r = d.size_trial(em, Ctl(HostlessNb(clock, [switches_and_links])), TOPO, d.DiscoveryParams(size_poll=1),
+                     clock.now, clock.sleep)
+    assert r["matched"] and r["found"]["hosts"] == 0
+    # nothing left to compare is said, not matched
+    with pytest.raises(TrialFailed, match="reports none of these"):
+        d.discovery_trial(em, Ctl(HostlessNb(clock, [EMPTY])), TOPO, d.DiscoveryParams(parts=("hosts",)),
+                          clock.now, clock.sleep)
 
 
 def test_sessions_lost_during_discovery_fail_the_trial():
@@ -250,6 +290,8 @@ def test_a_northbound_that_fails_at_a_size_counts_as_not_discovered():
     from fixtures.devices.northbound import NorthboundError
 
     class Failing:
+        reports_hosts = True
+
         def topology(self):
             raise NorthboundError("ryu northbound at http://x: GET /v1.0/topology/switches failed: timed out")
 
