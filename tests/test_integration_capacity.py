@@ -2,7 +2,10 @@
 refuse, crash, stall, close all — on loopback: CCn is exact, the failure mode is named in results.json, the report
 and junit.xml, and the sustained capacity is found by a search with a fresh controller each step."""
 
+import sys
+
 import pytest
+from helpers import pytest_run
 from results_check import check_results_files
 
 from emulator import codec
@@ -11,6 +14,7 @@ from fixtures.benchmark import Benchmark
 from fixtures.devices.null import NullController
 from fixtures.families import capacity as cap
 from fixtures.harness import BenchmarkRun, Judging, Trials
+from fixtures.ports import free_port
 from reports.junit import render_junit
 from reports.results import ResultStore, load_results
 from reports.rfc_report import render_markdown
@@ -103,3 +107,25 @@ def test_sustained_capacity_is_not_searched_without_a_fresh_controller(shard_poo
     found = data["benchmarks"][0]["sustained_capacity"]
     assert found == {"status": "not searched",
                      "reason": "each step needs a fresh controller, and --no-restart keeps one controller"}
+
+
+def test_the_suite_reports_ccn_failure_mode_and_sustained_capacity_of_a_controller_it_restarts(tmp_path):
+    # A user's controller the suite starts (--start-command): it establishes 60 sessions, crashes at the 61st, and
+    # crashes once more than 40 are held for a second.  Through the suite's command line, all three outputs.
+    nullctl = (f"{sys.executable} -m emulator.nullctl --host {{host}} --port {{port}} --session-limit {N} "
+               "--limit-mode crash --hold-limit 40 --hold-after 1")
+    out = tmp_path / "r"
+    run = pytest_run("suites", "-k", "control_session_capacity", "--controller", f"external:127.0.0.1:{free_port()}",
+                     "--start-command", nullctl, "--max-sessions", "500", "--ramp-group", "10", "--ramp-delay", "0",
+                     "--hold-time", "1.5", "--echo-interval", "0.5", "--echo-timeout", "1", "--repetitions", "2",
+                     "--sustained-resolution", "0", "--sustained-steps", "10", "--report-dir", out)
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert "findings: failure mode: the process exited" in run.stdout and "sustained capacity: 40" in run.stdout
+    bench = load_results(out / "results.json")["benchmarks"][0]
+    assert [t["value"] for t in bench["trials"]] == [N, N]
+    assert bench["sustained_capacity"]["sessions"] == 40 and bench["findings"]["sustained_capacity"] == 40
+    junit = (out / "junit.xml").read_text()
+    assert 'name="finding.failure_mode" value="the process exited"' in junit
+    assert 'name="finding.sustained_capacity" value="40"' in junit
+    assert "| failure_mode | the process exited |" in (out / "report.md").read_text()
+    check_results_files(out)
