@@ -237,7 +237,7 @@ class FakeProc:
         return self.ended
 
     def poll(self):
-        return {None: None, "exit status 0": 0, "exit status 3": 3}[self.ended]
+        return {None: None, "exit status 0": 0, "exit status 3": 3, "signal 9 (SIGKILL)": -9}[self.ended]
 
 
 class FakeListener:
@@ -268,3 +268,16 @@ def test_why_a_started_controller_is_gone(listener, ended, why):
     ctl.listener = FakeListener(listener) if listener is not None else None
     assert ctl.exit_reason() == why
     assert ctl.pid == (4242 if listener else None)
+
+
+@pytest.mark.parametrize("listener,ended,by_itself", [
+    (True, None, False),                  # running
+    (False, "exit status 3", True),       # crashed at its limit: §5.2.1 counts it
+    (False, "signal 9 (SIGKILL)", False),  # killed: the trial fails
+    (False, "exit status 0", True),       # a daemon its launcher left: the suite did not stop it
+])
+def test_a_started_controller_that_ended_by_itself_is_told_from_one_killed(listener, ended, by_itself):
+    ctl = ExternalController("127.0.0.1", 6653, start_command="s")
+    ctl.proc = FakeProc(ended)
+    ctl.listener = FakeListener(listener)
+    assert ctl.exited_by_itself() is by_itself
