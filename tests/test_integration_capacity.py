@@ -118,7 +118,7 @@ def test_the_suite_reports_ccn_failure_mode_and_sustained_capacity_of_a_controll
     run = pytest_run("suites", "-k", "control_session_capacity", "--controller", f"external:127.0.0.1:{free_port()}",
                      "--start-command", nullctl, "--max-sessions", "500", "--ramp-group", "10", "--ramp-delay", "0",
                      "--hold-time", "1.5", "--echo-interval", "0.5", "--echo-timeout", "1", "--repetitions", "2",
-                     "--sustained-resolution", "0", "--sustained-steps", "10", "--report-dir", out)
+                     "--sustained-resolution", "0.01", "--sustained-steps", "10", "--report-dir", out)
     assert run.returncode == 0, run.stdout[-3000:]
     assert "findings: failure mode: the process exited" in run.stdout and "sustained capacity: 40" in run.stdout
     bench = load_results(out / "results.json")["benchmarks"][0]
