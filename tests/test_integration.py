@@ -122,7 +122,8 @@ def test_bad_options_are_named_in_one_short_message():
     run = pytest_run("suites", "--openflow", "2.0")
     assert run.returncode == 4 and "--openflow: must be one of 1.0, 1.3 (got '2.0')" in run.stderr
     run = pytest_run("suites", "--controller", "floodlight")
-    assert run.returncode == 4 and "expected one of ryu, null, ovs, faucet, osken, odl or external:HOST:PORT" in run.stderr
+    kinds = "expected one of ryu, null, ovs, faucet, osken, odl or external:HOST:PORT"
+    assert run.returncode == 4 and kinds in run.stderr
     run = pytest_run("suites", "-k", "network_discovery_size", "--size-start", "9", "--size-max", "4")
     assert run.returncode == 4 and "--size-max (4) must not be below --size-start (9)" in run.stderr
 
