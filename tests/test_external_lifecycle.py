@@ -237,7 +237,8 @@ class FakeProc:
         return self.ended
 
     def poll(self):
-        return {None: None, "exit status 0": 0, "exit status 3": 3, "signal 9 (SIGKILL)": -9}[self.ended]
+        return {None: None, "exit status 0": 0, "exit status 3": 3, "signal 9 (SIGKILL)": -9,
+                "exit status 137": 137}[self.ended]
 
 
 class FakeListener:
@@ -274,6 +275,7 @@ def test_why_a_started_controller_is_gone(listener, ended, why):
     (True, None, False),                  # running
     (False, "exit status 3", True),       # crashed at its limit: §5.2.1 counts it
     (False, "signal 9 (SIGKILL)", False),  # killed: the trial fails
+    (False, "exit status 137", False),    # killed, as the start command's shell reports it (128 + 9)
     (False, "exit status 0", True),       # a daemon its launcher left: the suite did not stop it
 ])
 def test_a_started_controller_that_ended_by_itself_is_told_from_one_killed(listener, ended, by_itself):
