@@ -36,7 +36,7 @@ def test_shards_over_ssh_run_capacity_and_traffic(sshd_server, started, tmp_path
         ctl = started(NullController(tmp_path / "ctl", session_limit=70, ready_timeout=15))
         cap = CapacityEmulator(lambda: pool, codec.OFP13, RampParams(ramp_group=10, ramp_delay=0),
                                CapacityParams(max_sessions=100, hold_time=0.3), 60)
-        cap.plan = lambda address: [(h, 50) for h in pool.shards]     # half the sessions on each side
+        cap.plan = lambda address, want: [(h, 50) for h in pool.shards]     # half the sessions on each side
         r = cap.trial(ctl.address)
         assert r["kept"] == 70 and r["shards"] == 2
         null = started(NullController(tmp_path / "null", ready_timeout=15))
