@@ -40,7 +40,7 @@ def test_a_controller_that_exits_at_its_limit_reports_ccn_and_the_exit():
     out = capacity_outcome(r, 100000, "controller exited (exit status 0)", True)
     assert out.value == 19995 and out.controller_exit_counted and r["failure_mode"] == cap.EXITED
     assert out.note.startswith("controller exited (exit status 0) at its limit; failure mode: the process exited")
-    assert "0 of 19995 held only after the hold" in out.note
+    assert "only 0 of 19995 held after the hold" in out.note
 
 
 def test_a_controller_that_stops_answering_still_has_a_ccn():
