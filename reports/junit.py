@@ -38,6 +38,8 @@ def benchmark_properties(bench: dict) -> dict:
     failed = [t for t in bench.get("trials", []) if not t.get("ok")]
     props["trials.ok"] = len(ok_values(bench))
     props["trials.failed"] = len(failed)
+    if bench.get("invalid_trials"):
+        props["trials.invalid_replaced"] = len(bench["invalid_trials"])
     return {k: _fmt(v) for k, v in props.items() if v is not None}
 
 

@@ -256,6 +256,12 @@ def render_benchmark(bench: dict, schema_version=None, pictures=()) -> list:
     rows.append(("Variance", _v(summary.get("variance"))) + blank + ("", f"{rfc}divisor n − 1"))
     lines += _table(rows, header=("Trial", f"{symbol} ({unit})") + tuple(label for _key, label in columns)
                     + ("Outcome", "Notes"))
+    invalid = bench.get("invalid_trials") or []
+    if invalid:
+        lines += [f"Invalid trials run again ({len(invalid)} of at most {bench.get('max_replaced_trials', 0)}, "
+                  "--max-replaced-trials): the benchmark's prerequisite did not hold, so they measured nothing and "
+                  "are in no figure.", ""]
+        lines += _table([(t.get("index"), t.get("reason", "")) for t in invalid], header=("Trial", "Why invalid"))
     lines += _pictures(pictures)
     lines += ["### Extras (not required by RFC 8456)", ""]
     extras = dict((k, summary.get(k)) for k in EXTRA_KEYS)

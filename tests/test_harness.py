@@ -10,7 +10,7 @@ from emulator.commands import EmulatorError
 from fixtures.benchmark import Benchmark, Derived
 from fixtures.config import BmwgConfig, ReportDirError, claim_report_dir, default_report_dir
 from fixtures.devices.base import ControllerError
-from fixtures.harness import BenchmarkRun, Interrupted, TrialFailed, TrialOutcome, Trials
+from fixtures.harness import BenchmarkRun, Interrupted, TrialFailed, TrialInvalid, TrialOutcome, Trials
 from reports import results as results_mod
 from reports.results import ResultStore
 
@@ -53,10 +53,10 @@ X = Benchmark(name="test_x", section="5.2.1", category="scalability", title="X",
               derived=(Derived("test_y", "Y", "Y", "dd"),))
 
 
-def make_run(tmp_path, controller=None, repetitions=3, max_failed_trials=0, **kw):
+def make_run(tmp_path, controller=None, repetitions=3, max_failed_trials=0, max_replaced=0, warmup=0, **kw):
     store = CountingStore(tmp_path / "results.json", {"started": "now"})
-    return BenchmarkRun(store, controller or FakeController(), X, Trials(repetitions, 0, max_failed_trials),
-                        progress=lambda line: None, **kw)
+    return BenchmarkRun(store, controller or FakeController(), X,
+                        Trials(repetitions, warmup, max_failed_trials, max_replaced), progress=lambda line: None, **kw)
 
 
 def on_disk(tmp_path):
@@ -318,3 +318,64 @@ def test_the_deployed_topology_leads_every_test_id():
                     "test_network_reprovisioning_time[leaf-spine-2x2-link]",
                     "test_network_topology_change_detection_time[leaf-spine-2x2-link]"):
         assert test_id in out, f"{test_id} not collected:\n{out[-2000:]}"
+
+
+def invalid_at(calls: list, bad: set):
+    """A trial function whose calls number 1, 2, … (``calls`` records the index each was given) and whose call
+    numbers in ``bad`` find the prerequisite broken."""
+    def trial(i):
+        calls.append(i)
+        if len(calls) in bad:
+            raise TrialInvalid(f"invalid: call {len(calls)} found the alternate path provisioned")
+        return TrialOutcome(float(len(calls)))
+    return trial
+
+
+def test_an_invalid_trial_is_kept_aside_and_run_again_under_its_index(tmp_path):
+    # Issue 25 §4: Faucet pre-learned the pair on the alternate spine in 3 of 30 §5.4.2 trials, which then failed
+    # the run although the RFC's prerequisite, not the controller's function, had not held.
+    calls: list = []
+    run = make_run(tmp_path, repetitions=3, max_replaced=2)
+    entry = run.trials(invalid_at(calls, {2}))
+    assert calls == [1, 2, 2, 3]
+    assert [(t["index"], t["value"]) for t in entry["trials"]] == [(1, 1.0), (2, 3.0), (3, 4.0)]
+    disk = on_disk(tmp_path)
+    assert [(t["index"], t["invalid"], t["ok"]) for t in disk["invalid_trials"]] == [(2, True, False)]
+    assert disk["invalid_trials"][0]["reason"] == "invalid: call 2 found the alternate path provisioned"
+    assert disk["max_replaced_trials"] == 2 and disk["summary"]["n"] == 3
+    assert disk["outcome"]["status"] == "passed"
+    assert any("trial 2 was invalid and was run again" in n for n in disk["notes"])
+
+
+def test_invalid_trials_beyond_the_allowance_fail_and_say_so(tmp_path):
+    calls: list = []
+    run = make_run(tmp_path, repetitions=3, max_replaced=1)
+    entry = run.trials(invalid_at(calls, {1, 2}))
+    assert calls == [1, 1, 2, 3]
+    assert len(entry["invalid_trials"]) == 1
+    t1 = entry["trials"][0]
+    assert not t1["ok"] and t1["invalid"] and "not replaced: 1 invalid trial(s) were replaced already" in t1["reason"]
+    assert entry["outcome"]["status"] == "failed"
+
+
+def test_without_an_allowance_an_invalid_trial_is_a_failed_one(tmp_path):
+    calls: list = []
+    entry = make_run(tmp_path, repetitions=2).trials(invalid_at(calls, {1}))
+    assert calls == [1, 2] and entry["invalid_trials"] == []
+    assert entry["trials"][0]["reason"] == "invalid: call 1 found the alternate path provisioned"
+
+
+def test_an_invalid_warm_up_trial_is_not_run_again(tmp_path):
+    calls: list = []
+    entry = make_run(tmp_path, repetitions=2, warmup=1, max_replaced=3).trials(invalid_at(calls, {1}))
+    assert calls == [1, 1, 2] and entry["invalid_trials"] == [] and len(entry["warmup_trials"]) == 1
+
+
+def test_replaced_trials_show_in_the_report_and_junit(tmp_path):
+    from reports.junit import benchmark_properties
+    from reports.rfc_report import render_benchmark
+    entry = make_run(tmp_path, repetitions=2, max_replaced=3).trials(invalid_at([], {1}))
+    text = "\n".join(render_benchmark(entry))
+    assert "Invalid trials run again (1 of at most 3, --max-replaced-trials)" in text
+    assert "| 1 | invalid: call 1 found the alternate path provisioned |" in text
+    assert benchmark_properties(entry)["trials.invalid_replaced"] == "1"
