@@ -18,7 +18,7 @@ from fixtures.families.reprovisioning import (
     reverse,
     serving_switches,
 )
-from fixtures.harness import TrialFailed
+from fixtures.harness import TrialFailed, TrialInvalid
 
 FLOW = tpt.synthetic_flows(1)[0]
 MS = 1_000_000
@@ -112,7 +112,7 @@ def test_an_alternate_path_installed_before_the_failure_is_invalid():
     topo = tp.leaf_spine(2, 2)
     target = failure_target(topo, [3, 1, 4], [4, 1, 3], "link")
     trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), _mod(13, 2), _mod(201, 3))
-    with pytest.raises(TrialFailed, match=r"invalid: forward: switch\(es\) 2 .*held an entry.*before the failure"):
+    with pytest.raises(TrialInvalid, match=r"invalid: forward: switch\(es\) 2 .*held an entry.*before the failure"):
         assess(topo, trace, target, FLOW, [3, 1, 4], LOST, 160, 0, "forward", "TP2")
 
 
@@ -120,7 +120,7 @@ def test_frames_through_a_switch_before_its_entry_make_the_trial_invalid():
     topo = tp.leaf_spine(2, 2)
     target = failure_target(topo, [3, 1, 4], [4, 1, 3], "switch")
     trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), _mod(200, 3), _mod(230, 2))
-    with pytest.raises(TrialFailed, match=r"reached TP2 before switch\(es\) 2 of the alternate path got their entry"):
+    with pytest.raises(TrialInvalid, match=r"reached TP2 before switch\(es\) 2 of the alternate path got their entry"):
         assess(topo, trace, target, FLOW, [3, 1, 4], LOST, 160, 0, "forward", "TP2")
 
 
