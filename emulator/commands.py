@@ -494,6 +494,7 @@ class ScreenObservation(Response):
     sentinel_answered: int = 0
     sentinel_max_wait_ms: float = 0.0               # the longest a sentinel probe waited (unanswered: until the end)
     sentinel_closed: str = ""
+    sentinel_liveness: str = "echo+packet_in"       # "echo": no PACKET_IN was answered before the send (see screen)
     fresh_handshake_ms: Optional[float] = None
     fresh_error: str = ""
     sent_bytes: int = 0

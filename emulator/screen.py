@@ -4,7 +4,10 @@ For each kind (:mod:`emulator.malformed`) a :class:`KindScreen`:
 
 1. connects the *sentinel* switch and, once it is ready, samples the controller every ``interval_s``: an
    ECHO_REQUEST and a PACKET_IN (a broadcast ARP from a fresh source MAC), each answered when its ECHO_REPLY,
-   or a PACKET_OUT / FLOW_MOD naming that MAC, comes back;
+   or a PACKET_OUT / FLOW_MOD naming that MAC, comes back.  A controller that answered ECHOs but none of the
+   PACKET_INs before the send (one without a learning application: OpenDaylight's openflowplugin, Faucet) is
+   sampled by its ECHOs alone from then on (``sentinel_liveness`` "echo"), so that its silence on PACKET_IN is
+   not read as a hang;
 2. after ``baseline_s`` of samples connects the *probe* switch and sends the kind's bytes at the kind's stage
    of the session (after the handshake, in place of the HELLO, before it, ...);
 3. records for ``window_s`` what the probe receives (replies, ERROR type/code/xid, answers that name the
@@ -182,6 +185,8 @@ class KindScreen(SessionListener):
         self.rtt_after: list = []
         self.sentinel_sent = 0
         self.sentinel_closed = ""
+        self.echo_only = False           # no PACKET_IN answered before the send: ECHOs alone tell liveness
+        self._answered = {"echo": 0, "mac": 0}
         self.fresh_ms: Optional[float] = None
         self.fresh_error = ""
         self._seq = 0
@@ -258,6 +263,10 @@ class KindScreen(SessionListener):
         self._later(self.p.baseline_s, self._open_probe)
 
     def _open_probe(self) -> None:
+        if self._answered["echo"] and not self._answered["mac"]:
+            # the controller answers no PACKET_IN: the sentinel goes on with ECHOs alone
+            self.echo_only = True
+            self.pending = {key: sent for key, sent in self.pending.items() if key[0] != "mac"}
         self.probe = self._session("probe", self.cmd.first_dpid + 1, self.kind.stage)
         if self.kind.stage in AFTER_HANDSHAKE:
             self._later(self.p.handshake_s + 3.0, self._not_ready, self.probe, "the probe switch")
@@ -316,13 +325,16 @@ class KindScreen(SessionListener):
             return
         xid = sw.next_xid()
         self.pending[("echo", xid)] = sw.send(codec.encode_echo_request(sw.version, xid), "echo_request", xid)
+        self.sentinel_sent += 1
+        if self.echo_only:
+            return
         self._seq += 1
         mac = (SENTINEL_MAC_BASE + self._seq).to_bytes(6, "big")
         frame = mf.arp_frame(mac)
         t = sw.send(mf.packet_in(sw.version, frame, buffer_id=codec.NO_BUFFER, xid=0x5E000000 + self._seq),
                     "packet_in")
         self.pending[("mac", mac)] = t
-        self.sentinel_sent += 2
+        self.sentinel_sent += 1
 
     def sentinel_received(self, msg, frame: bytes, t: int) -> None:
         key = None
@@ -338,6 +350,7 @@ class KindScreen(SessionListener):
         sent = self.pending.pop(key, None) if key else None
         if sent is None:
             return
+        self._answered[key[0]] += 1
         self.waits.append((sent, t))
         rtt = _ms(t - sent)
         (self.rtt_before if self.t_inject is None or sent < self.t_inject else self.rtt_after).append(rtt)
@@ -414,7 +427,8 @@ class KindScreen(SessionListener):
             features_requested=self.features_requested, baseline_ms=self.rtt_before, during_ms=self.rtt_after,
             sentinel_sent=self.sentinel_sent, sentinel_answered=len(self.waits),
             sentinel_max_wait_ms=_ms(max(waits)) if waits else 0.0, sentinel_closed=self.sentinel_closed,
-            fresh_handshake_ms=self.fresh_ms, fresh_error="" if self.fresh_ms is not None else self.fresh_error,
+            sentinel_liveness="echo" if self.echo_only else "echo+packet_in", fresh_handshake_ms=self.fresh_ms,
+            fresh_error="" if self.fresh_ms is not None else self.fresh_error,
             sent_bytes=self.sent_bytes)
         for sw in self._sessions:
             if sw.transport is not None and not sw.closed:

@@ -221,9 +221,10 @@ class ScriptedController:
     PACKET_IN's frame; ``on_mark(frame)`` may answer the kind's message (MARK_XID) instead; ``frozen``: answers
     nothing at all."""
 
-    def __init__(self, version=OFP13, on_mark=None):
+    def __init__(self, version=OFP13, on_mark=None, packet_in=True):
         self.version = version
         self.on_mark = on_mark
+        self.packet_in = packet_in        # False: no learning application, a PACKET_IN gets no answer
         self.frozen = False
         self.sessions = []
 
@@ -254,7 +255,7 @@ class ScriptedController:
             return [codec.encode_hello(self.version, 1), codec.header(self.version, codec.FEATURES_REQUEST, 8, 2)]
         if type_ == codec.ECHO_REQUEST:
             return [codec.encode_echo_reply(v, xid, frame[8:])]
-        if type_ == codec.PACKET_IN and v == self.version:
+        if type_ == codec.PACKET_IN and v == self.version and self.packet_in:
             data = codec.packet_in_fields(frame)["data"]
             return [codec.encode_packet_out(v, 9, codec.NO_BUFFER, 1, codec.OFPP_FLOOD_13, data)]
         return []
@@ -299,6 +300,29 @@ def test_engine_sees_a_hang():
     assert o.sentinel_max_wait_ms >= 2000 and o.fresh_handshake_ms is None
     assert mf.classify(mf.BY_ID["C01"], vars(o), True, P)[0] == mf.HANG
     assert mf.classify(mf.BY_ID["C01"], vars(o), False, P)[0] == mf.CRASH
+
+
+def test_a_controller_that_answers_no_packet_in_is_sampled_by_echo_alone():
+    # Issue 25 §5: OpenDaylight (no learning application) read HANG on every kind, its sentinel PACKET_INs unanswered.
+    ctl = ScriptedController(on_mark=lambda f: [codec.encode_error(OFP13, mf.MARK_XID, 1, 1, f)], packet_in=False)
+    o = screen("C01", ctl)
+    assert o.sentinel_liveness == "echo" and o.sentinel_max_wait_ms < 100
+    # unanswered: only the PACKET_INs sent before the probe opened (and perhaps the ECHO in flight at the end)
+    assert 0 < o.sentinel_sent - o.sentinel_answered <= len(o.baseline_ms) + 1
+    assert len(o.during_ms) >= 20
+    assert mf.classify(mf.BY_ID["C01"], vars(o), True, P)[0] == mf.CONFORMANT
+
+
+def test_echo_alone_still_sees_a_hang():
+    ctl = ScriptedController(packet_in=False)
+    o = screen("C01", ctl, freeze_after_send=True)
+    assert o.sentinel_liveness == "echo" and o.sentinel_max_wait_ms >= 2000
+    assert mf.classify(mf.BY_ID["C01"], vars(o), True, P)[0] == mf.HANG
+
+
+def test_a_controller_that_answers_packet_ins_keeps_both_probes():
+    o = screen("C01", ScriptedController(on_mark=lambda f: [codec.encode_error(OFP13, mf.MARK_XID, 1, 1, f)]))
+    assert o.sentinel_liveness == "echo+packet_in"
 
 
 def test_engine_hello_stage_and_close():
