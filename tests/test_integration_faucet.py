@@ -194,3 +194,20 @@ def test_the_embedded_faucet_serves_a_deployed_leaf_spine_and_reports_it_through
         em.withdraw()
         ctl.stop()
     assert ctl.proc is None
+
+
+def test_the_suites_topology_discovery_runs_against_faucet_end_to_end(tmp_path):
+    """``pytest suites -k network_topology_discovery_time --controller faucet``, as a user types it: one trial on
+    leaf-spine:2x2 read through Faucet's exporter, the run passing.  (The unit tests held each part; the matrix of
+    2026-11-26 found the whole erroring before its first trial.)"""
+    import json
+
+    from tests.helpers import pytest_run
+    out = tmp_path / "run"
+    proc = pytest_run("suites", "-k", "network_topology_discovery_time", "--controller", "faucet",
+                      "@fixtures/profiles/faucet.args", "--repetitions", "1", "--topology", "leaf-spine:2x2",
+                      "--report-dir", out, timeout=240)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    entry = json.loads((out / "results.json").read_text())["benchmarks"][0]
+    assert entry["outcome"]["status"] == "passed" and entry["trials"][0]["ok"], entry["outcome"]
+    assert entry["parameters"]["compared"] == ["switches", "links", "hosts"]
