@@ -202,7 +202,7 @@ def test_the_suites_topology_discovery_runs_against_faucet_end_to_end(tmp_path):
     2026-11-26 found the whole erroring before its first trial.)"""
     import json
 
-    from tests.helpers import pytest_run
+    from helpers import pytest_run
     out = tmp_path / "run"
     proc = pytest_run("suites", "-k", "network_topology_discovery_time", "--controller", "faucet",
                       "@fixtures/profiles/faucet.args", "--repetitions", "1", "--topology", "leaf-spine:2x2",
