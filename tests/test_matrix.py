@@ -167,3 +167,11 @@ def test_the_current_figures_are_the_latest_run_with_a_figure_per_controller_and
     assert rows[1].startswith("| ryu 1.0 | 16sw | 0.1 ms | 2 |") and "0123456789" in rows[1]
     assert "load 0.25" in rows[1] and "`b.json`" in rows[1]
     assert "Control Sessions Capacity" not in text          # a skipped benchmark gives no figure
+
+
+def test_the_recorded_command_starts_with_pytest_however_pytest_was_started():
+    # The matrix page of 2026-11-26 showed "__main__.py suites ..." for runs started as python -m pytest.
+    from fixtures.session import program
+    assert program("/venv/lib/python3.11/site-packages/pytest/__main__.py") == "pytest"
+    assert program("/venv/bin/pytest") == "pytest"
+    assert program("/venv/bin/py.test") == "pytest"
