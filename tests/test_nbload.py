@@ -1,0 +1,210 @@
+"""The northbound load family: the generator's framing and figures, the scaling point's search (against a model
+whose η is known), a step's figures and what a repetition reports.  Pure: no sockets, no sleeps."""
+
+from array import array
+from types import SimpleNamespace
+
+import pytest
+
+from emulator import nbload as nl
+from fixtures.families import nbload as fam
+
+P = fam.NorthboundLoadParams(td=1.0)
+
+
+# --------------------------------------------------------------------------- requests and answers
+
+def test_a_request_is_one_kept_alive_http_1_1_message_with_its_json_body_and_credentials():
+    raw = nl.http_request("POST", "/stats/flowentry/add", {"dpid": 1}, "127.0.0.1:8080", "admin:admin")
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    assert lines[0] == "POST /stats/flowentry/add HTTP/1.1"
+    assert "Host: 127.0.0.1:8080" in lines and "Authorization: Basic YWRtaW46YWRtaW4=" in lines
+    assert f"Content-Length: {len(body)}" in lines and body == b'{"dpid":1}'
+    assert b"Content-Length: 0" in nl.http_request("GET", "/x")
+
+
+def test_answers_are_framed_by_length_chunks_or_status_whatever_the_reads_cut():
+    stream = (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+              b"HTTP/1.1 204 No Content\r\n\r\n"
+              b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3;x=1\r\nabc\r\n0\r\nX-T: 1\r\n\r\n"
+              b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\ncontent-length: 2\r\n\r\nno")
+    for cut in (1, 3, 7, len(stream)):
+        r = nl.ResponseReader()
+        got = []
+        for i in range(0, len(stream), cut):
+            got += r.feed(stream[i:i + cut])
+        assert got == [200, 204, 201, 404], cut
+        assert not r.buf
+
+
+def test_an_answer_without_length_ends_with_the_connection_and_garbage_is_named():
+    r = nl.ResponseReader()
+    assert r.feed(b"HTTP/1.0 200 OK\r\n\r\nbody until close") == []
+    assert r.feed(b" more") == []
+    assert r.close() == [200]
+    with pytest.raises(nl.LoadError, match="not an HTTP response"):
+        nl.ResponseReader().feed(b"SSH-2.0-OpenSSH\r\n\r\n")
+
+
+def test_the_null_northbound_frames_pipelined_requests_by_content_length():
+    buf = bytearray(nl.http_request("POST", "/a", {"k": "v"}) + nl.http_request("GET", "/b") + b"POST /c HTTP/1.1")
+    first = nl._request_end(buf, 0)
+    second = nl._request_end(buf, first)
+    assert buf[first:second].startswith(b"GET /b") and nl._request_end(buf, second) == -1
+
+
+def test_a_load_spec_names_what_is_wrong():
+    assert nl.LoadSpec("127.0.0.1", 1, 100, 1).problems() == []
+    bad = nl.LoadSpec("127.0.0.1", 1, 0, 1, mode="push", connections=1, processes=2).problems()
+    assert len(bad) == 3 and any("mode" in b for b in bad) and any("connection per process" in b for b in bad)
+    assert nl.LoadSpec("127.0.0.1", 1, 250.4, 2).count() == 501
+
+
+def answers(rate=1000.0, n=1000, lag_ns=0, answer_ns=2_000_000, status=200, start=10**9):
+    due = array("q", (start + int(i * 1e9 / rate) for i in range(n)))
+    queued = array("q", (d + lag_ns for d in due))
+    answered = array("q", (q + answer_ns if answer_ns is not None else 0 for q in queued))
+    return nl.Answers(start, rate, due, queued, answered, array("h", [status if answer_ns is not None else 0] * n))
+
+
+def test_a_generator_that_queued_late_or_too_little_is_client_bound_but_a_sync_client_is_not_blamed():
+    assert nl.client_bound(answers(), "async") == ""
+    assert "late" in nl.client_bound(answers(lag_ns=80_000_000), "async")
+    assert nl.client_bound(answers(lag_ns=80_000_000), "sync") == ""
+    a = answers()
+    a.queued[-100:] = array("q", [0] * 100)          # 10 % never queued
+    assert "90% of SR·Td" in nl.client_bound(a, "async")
+    assert "ceiling" in nl.client_bound(answers(rate=9000.0, n=900), "sync", ceiling=10000.0)
+    assert nl.client_bound(answers(rate=7000.0, n=700), "async", ceiling=10000.0) == ""
+
+
+def test_percentile_is_the_nearest_rank():
+    assert nl.percentile(list(range(1, 101)), 99) == 99 and nl.percentile([5.0], 50) == 5.0
+    assert nl.percentile([], 50) is None
+
+
+# --------------------------------------------------------------------------- the search
+
+def model(r: float, jitter: float = 0.0):
+    """A northbound whose service rate is capped at ``r``: η = min(1, r / SR)."""
+    seen = []
+
+    def measure(rate):
+        seen.append(rate)
+        return {"offered_rate": rate, "eta": min(1.0, r / rate) * (1 - jitter), "client_bound": ""}
+    return measure, seen
+
+
+@pytest.mark.parametrize("r", [300.0, 2000.0, 7777.0, 15000.0])
+def test_a_model_capped_at_r_has_its_scaling_point_at_1_25_r(r):
+    measure, seen = model(r)
+    s = fam.scaling_search(measure, 250.0, 100000.0, 0.8, 0.02)
+    assert 1.25 * r * 0.98 <= s["scaling_point"] <= 1.25 * r
+    assert s["above"] / s["scaling_point"] - 1 <= 0.02 and s["stop"] == "" and not s["lower_bound"]
+    assert len(seen) <= fam.MAX_STEPS
+
+
+def test_a_start_rate_already_too_high_is_halved_until_eta_holds():
+    measure, seen = model(100.0)
+    s = fam.scaling_search(measure, 1000.0, 100000.0, 0.8, 0.03)
+    assert seen[:4] == [1000.0, 500.0, 250.0, 125.0] and 121 <= s["scaling_point"] <= 125
+
+
+def test_reaching_the_top_rate_or_a_client_bound_step_gives_a_lower_bound():
+    measure, _ = model(1e9)
+    s = fam.scaling_search(measure, 250.0, 3000.0, 0.8, 0.03)
+    assert s["scaling_point"] == 3000.0 and s["lower_bound"] and "--nb-max-rate" in s["stop"]
+
+    def bound(rate):
+        return {"offered_rate": rate, "eta": 1.0, "client_bound": "requests queued late" if rate > 1000 else ""}
+    s = fam.scaling_search(bound, 250.0, 100000.0, 0.8, 0.03)
+    assert s["scaling_point"] == 1000.0 and s["lower_bound"] and s["stop"].startswith("CLIENT-BOUND at 2000")
+
+
+def test_a_northbound_that_never_holds_eta_has_no_scaling_point():
+    s = fam.scaling_search(lambda rate: {"offered_rate": rate, "eta": 0.1, "client_bound": ""}, 1000.0, 1e5, 0.8,
+                           0.03)
+    assert s["scaling_point"] is None and "even at" in s["stop"]
+    with pytest.raises(fam.TrialFailed, match="no offered rate held"):
+        fam.outcome(s, None, P, 2, None)
+
+
+# --------------------------------------------------------------------------- a step and a repetition
+
+def test_a_step_counts_what_was_served_within_td_and_its_latencies_from_the_due_instant():
+    a = answers(rate=1000.0, n=1000, lag_ns=1_000_000, answer_ns=2_000_000)
+    served = [q + 5_000_000 for q in a.queued]
+    served[-10:] = [0] * 10                      # never reached the switch
+    r = fam.step_figures(a, served, "async", P)
+    assert r["served"] == 990 and r["served_in_td"] == 990         # the last served, due at 989 ms, came at 995 ms
+    slow = fam.step_figures(a, [q + 20_000_000 if s else 0 for q, s in zip(a.queued, served)], "async", P)
+    assert slow["served_in_td"] == 980 and slow["t_sr"] == 980.0      # served 21 ms after due: 980..989 fall after Td
+    assert r["eta"] == pytest.approx(r["t_sr"] / 1000.0) and r["http_ok"] == 1000 and r["unanswered"] == 0
+    assert r["latency_served_ms"]["p50"] == pytest.approx(6.0) and r["latency_http_ms"]["max"] == pytest.approx(3.0)
+    assert r["within_bound_share"] == pytest.approx(0.99) and r["accepted"]           # 99 % within 1000 ms
+    assert not fam.step_figures(a, served, "async", fam.NorthboundLoadParams(td=1.0, latency_bound=5.0))["accepted"]
+    sync = fam.step_figures(a, served, "sync", P)          # sync: from the instant it was sent
+    assert sync["latency_served_ms"]["p50"] == pytest.approx(5.0)
+
+
+def test_refused_and_unanswered_requests_are_counted_apart():
+    a = answers(n=10, status=500)
+    r = fam.step_figures(a, [0] * 10, "async", P)
+    assert (r["http_ok"], r["http_refused"], r["unanswered"], r["t_sr"]) == (0, 10, 0, 0.0)
+    r = fam.step_figures(answers(n=10, answer_ns=None), [0] * 10, "async", P)
+    assert r["unanswered"] == 10 and r["latency_http_ms"] is None
+
+
+def test_served_instants_come_from_the_first_exact_flow_mod_on_the_requests_switch():
+    full = (1 << 48) - 1
+    trace = SimpleNamespace(flow_mods=(
+        (5, 1, [["eth_src", 0xA, full], ["eth_dst", 0xB, full]], True),
+        (6, 2, [["eth_src", 0xA, full], ["eth_dst", 0xB, full]], True),     # the right pair, another switch
+        (7, 1, [["eth_src", 0xA, full], ["eth_dst", 0xB, full]], True),     # a repeat: the first counts
+        (8, 2, [["eth_src", 0xC, full], ["eth_dst", 0xD, 0xFF]], True),     # masked: not this request's entry
+        (9, 2, [["eth_dst", 0xD, full]], True)))
+    assert fam.served_times(trace, [(1, 0xA, 0xB), (2, 0xC, 0xD), (3, 0xA, 0xB)]) == [5, 0, 0]
+
+
+def test_memory_growth_is_a_least_squares_slope_per_minute():
+    assert fam.slope_per_minute([0, 1, 2, 3], [10, 12, 14, 16]) == pytest.approx(120.0)
+    assert fam.slope_per_minute([0, 1, 2], [1, 2, 3]) is None
+    assert fam.slope_per_minute([1, 1, 1, 1], [1, 2, 3, 4]) is None
+
+
+def row(rate, eta, accepted=True, bound=""):
+    return {"offered_rate": rate, "offered_in_td_rate": rate, "t_sr": rate * eta, "eta": eta, "http_rate": rate,
+            "served": 1, "requests": 1, "http_refused": 0, "unanswered": 0, "accepted": accepted,
+            "within_bound_share": 1.0 if accepted else 0.5, "generator_lag_p99_ms": 1.0, "client_bound": bound,
+            "latency_served_ms": None, "latency_http_ms": None}
+
+
+def test_a_repetition_reports_its_curve_delta_acceptance_and_growing_memory():
+    s = {"scaling_point": 2000.0, "above": 2050.0, "rows": [row(1000.0, 1.0), row(2000.0, 0.9, accepted=False),
+                                                            row(2050.0, 0.7)], "stop": "", "lower_bound": False}
+    res = {"t_s": [1, 2, 3, 4], "cpu_percent": [1] * 4, "rss_bytes": [1] * 4, "rss_growth_percent_per_min": 9.0,
+           "rss_growing": True}
+    out = fam.outcome(s, None, P, 4, res)
+    d = out.details
+    assert out.value == 2000.0 and d["delta_per_cpu"] == 500.0 and [c["offered_rate"] for c in d["curve"]] == \
+        [1000.0, 2000.0, 2050.0]
+    assert d["accepted"] is False and d["acceptance_rate"] == 2000.0 and "grew 9.0 %/min" in out.note
+    assert fam.outcome(s, row(1000.0, 1.0), P, 4, None).details["acceptance_rate"] == 1000.0
+    entry = {"trials": [{"ok": True, "index": i, "details": {"accepted": i < 19}} for i in range(20)]}
+    assert fam.acceptance_verdict(entry, P)[0] is True                # 19 of 20 = 95 %
+    entry["trials"][18]["details"]["accepted"] = False
+    passed, text = fam.acceptance_verdict(entry, P)
+    assert not passed and "18 of 20" in text and "FAILED" in text
+
+
+def test_the_options_name_what_is_wrong():
+    assert fam.NorthboundLoadParams().problems() == []
+    bad = fam.NorthboundLoadParams(start_rate=5e4, latency_percentile=120.0, connections=1, processes=2).problems()
+    assert len(bad) == 3 and any("--nb-start-rate" in b for b in bad) and any("--nb-connections" in b for b in bad)
+
+
+def test_the_switches_have_no_links_and_one_host_port_each():
+    topo = fam.switches_only(3)
+    assert sorted(topo.switches) == [1, 2, 3] and not list(topo.directed_links())
+    assert sorted((h.at.dpid, h.at.port) for h in topo.hosts) == [(1, 1), (2, 1), (3, 1)]
