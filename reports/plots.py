@@ -2,6 +2,7 @@
 
 * every benchmark entry: its trials as a box plot with each trial a point, and the profile's bound as a line;
 * a time benchmark (ms, s, µs): the trials' distribution as a CDF;
+* the northbound scaling point: T_SR against SR over every step of every search, and the served latency per step;
 * a series (entries of one benchmark sharing the name of their X: ``--switches 1,2,4,...``): the mean at each X
   with the 95 % interval of the mean as a band, the medians as points.
 
@@ -123,6 +124,56 @@ def levels_figure(bench: dict) -> Optional[str]:
     return _svg(fig)
 
 
+def _curve_steps(bench: dict) -> list:
+    return [(t.get("index"), st) for t in bench.get("trials", []) if t.get("ok")
+            for st in (t.get("details") or {}).get("curve") or ()
+            if isinstance(st, dict) and st.get("offered_rate") is not None and st.get("t_sr") is not None]
+
+
+def curve_figure(bench: dict) -> Optional[str]:
+    """The northbound scaling point's curve: every step of every repetition's search, throughput T_SR against the
+    offered rate SR, η ≥ η0 or not; the lines T_SR = SR and T_SR = η0·SR, and the scaling points."""
+    steps = _curve_steps(bench)
+    if len(steps) < 2:
+        return None
+    eta0 = (bench.get("parameters") or {}).get("eta_threshold", 0.8)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.0, 3.4))
+    for held, marker, label in ((True, "o", f"η ≥ {eta0:g}"), (False, "x", f"η < {eta0:g}")):
+        pts = [st for _, st in steps if (st.get("eta", 0) >= eta0) is held]
+        if pts:
+            ax.scatter([st["offered_rate"] for st in pts], [st["t_sr"] for st in pts], marker=marker, s=16,
+                       alpha=0.7, label=label)
+    top = max(st["offered_rate"] for _, st in steps)
+    ax.plot([0, top], [0, top], linestyle=":", linewidth=1, color="grey", label="T_SR = SR")
+    ax.plot([0, top], [0, eta0 * top], linestyle="--", linewidth=1, color="tab:red", label=f"T_SR = {eta0:g}·SR")
+    for v in ok_values(bench):
+        ax.axvline(v, linewidth=0.5, alpha=0.3, color="tab:green")
+    ax.set_xlabel("offered rate SR (requests/s)")
+    ax.set_ylabel("served T_SR (requests/s)")
+    ax.set_title(f"T_SR against SR ({len(steps)} steps; green: the scaling points)", fontsize=9)
+    ax.legend(loc="best", fontsize=8)
+    return _svg(fig)
+
+
+def latency_figure(bench: dict) -> Optional[str]:
+    """The northbound scaling point's served latency per step: median and 99th percentile against SR."""
+    steps = [(i, st) for i, st in _curve_steps(bench) if st.get("latency_served_ms")]
+    if len(steps) < 2:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.0, 3.4))
+    for key, marker in (("p50", "o"), ("p99", "^")):
+        ax.scatter([st["offered_rate"] for _, st in steps], [st["latency_served_ms"][key] for _, st in steps],
+                   marker=marker, s=14, alpha=0.7, label=f"served latency {key}")
+    ax.set_yscale("log")
+    ax.set_xlabel("offered rate SR (requests/s)")
+    ax.set_ylabel("ms")
+    ax.set_title("latency from request to FLOW_MOD, per step", fontsize=9)
+    ax.legend(loc="best", fontsize=8)
+    return _svg(fig)
+
+
 def compare_figure(runs: list, title: str, label: str) -> Optional[str]:
     """Several runs' trials of one benchmark side by side: a box plot with points per run (``runs``: [(run label,
     values)]), for ``python -m reports compare --plots``."""
@@ -188,7 +239,9 @@ def figures(data: dict) -> dict:
         pics = []
         for kind, caption, draw in (("trials", "the trials (box plot, each trial a point)", trials_figure),
                                     ("cdf", "the trials' distribution (CDF)", cdf_figure),
-                                    ("levels", "the rate search's levels, offered against answered", levels_figure)):
+                                    ("levels", "the rate search's levels, offered against answered", levels_figure),
+                                    ("curve", "T_SR against the offered rate SR, every step", curve_figure),
+                                    ("latency", "served latency per step (p50, p99)", latency_figure)):
             svg = draw(bench)
             if svg:
                 pics.append((f"{slug(key)}-{kind}.svg", caption, svg))

@@ -84,3 +84,22 @@ def test_a_rate_search_gets_its_levels_offered_against_answered():
     assert "4 levels, 2 trials" in svg and "loss-free level" in svg and "level with loss" in svg
     assert plots.levels_figure({**bench, "trials": bench["trials"][:1]}) is not None
     assert plots.levels_figure({**bench, "trials": []}) is None
+
+
+def test_a_scaling_point_search_gets_its_curve_and_its_latencies():
+    def step(sr, t_sr):
+        return {"offered_rate": sr, "t_sr": t_sr, "eta": t_sr / sr,
+                "latency_served_ms": {"p50": 1.0 + sr / 1000, "p99": 3.0 + sr / 500}}
+    bench = {"benchmark": "test_northbound_scaling_point", "variant": "async", "unit": "requests/s",
+             "parameters": {"eta_threshold": 0.8},
+             "trials": [{"index": 1, "ok": True, "value": 2500.0,
+                         "details": {"curve": [step(1000, 1000), step(2000, 1990), step(4000, 2400),
+                                               step(2500, 2100)]}}]}
+    names = [name for name, _c, _s in plots.figures({"benchmarks": [bench]})["entries"][
+        "test_northbound_scaling_point[async]"]]
+    assert names[-2:] == ["test-northbound-scaling-point-async-curve.svg",
+                          "test-northbound-scaling-point-async-latency.svg"]
+    svg = plots.curve_figure(bench)
+    assert "4 steps" in svg and "η ≥ 0.8" in svg and "η &lt; 0.8" in svg and "T_SR = 0.8·SR" in svg
+    assert "served latency p99" in plots.latency_figure(bench)
+    assert plots.curve_figure({**bench, "trials": []}) is None and plots.latency_figure({**bench, "trials": []}) is None
