@@ -208,3 +208,25 @@ def test_the_switches_have_no_links_and_one_host_port_each():
     topo = fam.switches_only(3)
     assert sorted(topo.switches) == [1, 2, 3] and not list(topo.directed_links())
     assert sorted((h.at.dpid, h.at.port) for h in topo.hosts) == [(1, 1), (2, 1), (3, 1)]
+
+
+def test_a_jstat_line_gives_the_heap_in_use_and_the_live_set_after_gc():
+    header = "S0C S1C S0U S1U EC EU OC OU MC MU CCSC CCSU YGC YGCT FGC FGCT CGC CGCT GCT"
+    line = "0.0 2048.0 0.0 2048.0 30720.0 10240.0 65536.0 20480.0 0 0 0 0 7 0.1 1 0.2 2 0.0 0.3"
+    assert fam.parse_jstat(header, line) == {"heap_used_bytes": (2048 + 20480 + 10240) * 1024,
+                                             "heap_after_gc_bytes": (2048 + 20480) * 1024, "collections": 8}
+    assert fam.parse_jstat(header, "1 2 3") is None and fam.parse_jstat("A B", "x y") is None
+
+
+def test_only_a_jvm_gets_a_jstat():
+    import os
+    assert fam.jstat_for(None) is None and fam.jstat_for(os.getpid()) is None     # this is python, not java
+
+
+def test_a_jvm_heap_that_keeps_growing_after_gc_is_flagged():
+    heap = fam.JvmHeap(None)
+    assert heap.jstat is None and heap.series() is None
+    heap.samples = [{"t_s": t, "heap_used_bytes": 0, "heap_after_gc_bytes": 100_000_000 + t * 500_000,
+                     "collections": t} for t in range(0, 60, 2)]
+    s = heap.series()
+    assert s["heap_growing"] and 25 < s["heap_after_gc_growth_percent_per_min"] < 30 and s["collections"] == 58
