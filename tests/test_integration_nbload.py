@@ -8,10 +8,10 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
+from helpers import pytest_run
 
 from emulator import nbload as nl
 from fixtures.families import nbload as fam
-from helpers import pytest_run
 
 pytestmark = pytest.mark.integration
 

@@ -216,6 +216,10 @@ def test_a_jstat_line_gives_the_heap_in_use_and_the_live_set_after_gc():
     assert fam.parse_jstat(header, line) == {"heap_used_bytes": (2048 + 20480 + 10240) * 1024,
                                              "heap_after_gc_bytes": (2048 + 20480) * 1024, "collections": 8}
     assert fam.parse_jstat(header, "1 2 3") is None and fam.parse_jstat("A B", "x y") is None
+    # recorded from OpenDaylight pinned to one CPU (the serial collector)
+    serial = ("12224.0 12224.0 8578.9 0.0 98048.0 44718.0 244488.0 160311.4 161044.0 142722.2 24152.0 18934.4 96 "
+              "1.618 6 0.894 - - 2.512")
+    assert fam.parse_jstat(header, serial)["collections"] == 102
 
 
 def test_only_a_jvm_gets_a_jstat():
