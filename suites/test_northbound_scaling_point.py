@@ -26,8 +26,9 @@ MEASUREMENT_POINT = (
 @pytest.mark.rfc8456(section="★", category="extra", title="Northbound Scaling Point", symbol="SCP",
                      unit="requests/s", higher_is_better=True, definition=DEFINITION,
                      measurement_point=MEASUREMENT_POINT, needs=nbload.NEEDS)
-def test_northbound_scaling_point(benchmark_run, path_emulator, path_controller, bmwg, nb_mode, generator_ceiling):
+def test_northbound_scaling_point(benchmark_run, path_emulator, path_controller, bmwg, nb_cell, generator_ceiling):
     p = bmwg.nbload
+    mode, topology = nb_cell
     controller = path_controller("proactive")
     path_emulator.fabric = nbload.flow_fabric()
     ceiling, why = generator_ceiling()
@@ -35,10 +36,10 @@ def test_northbound_scaling_point(benchmark_run, path_emulator, path_controller,
         benchmark_run.context("generator_ceiling", ceiling)
     else:
         benchmark_run.note(f"the generator's ceiling was not measured: {why}")
-    benchmark_run.parameters(**nbload.run_parameters(controller, p, nb_mode))
+    benchmark_run.parameters(**nbload.run_parameters(controller, p, mode, topology))
     benchmark_run.columns([("t_sr_at_scaling_point", "T_SR at the point"), ("delta_per_cpu", "δ (per CPU)"),
                            ("not_held_above", "η < η0 at"), ("accepted", "Accepted"), ("stopped", "Stopped early")])
     entry = benchmark_run.trials(lambda index: nbload.scaling_repetition(
-        path_emulator, controller, p, nb_mode, ceiling and ceiling["answered_per_s"], benchmark_run.progress))
+        path_emulator, controller, p, mode, topology, ceiling and ceiling["answered_per_s"], benchmark_run.progress))
     nbload.conclude(benchmark_run, entry, p)
     benchmark_run.finish(lambda e: all(t["value"] > 0 for t in e["trials"] if t.get("ok")))

@@ -61,7 +61,7 @@ def test_the_scaling_point_of_the_embedded_ryu_through_the_suite(tmp_path):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     data = json.loads((out / "results.json").read_text())
     (entry,) = [b for b in data["benchmarks"] if b["benchmark"] == "test_northbound_scaling_point"]
-    assert entry["variant"] == "async" and entry["outcome"]["status"] == "passed"
+    assert entry["variant"] == "async-4x1" and entry["outcome"]["status"] == "passed"
     (trial,) = entry["trials"]
     d = trial["details"]
     # Ryu's REST serves 1000 flows/s with room to spare: the search reaches --nb-max-rate, a lower bound
@@ -70,7 +70,7 @@ def test_the_scaling_point_of_the_embedded_ryu_through_the_suite(tmp_path):
     assert all(c["eta"] >= 0.8 and c["latency_served_ms"]["p50"] > 0 for c in d["curve"])
     assert d["delta_per_cpu"] == 1000.0 / d["cpus"] and d["accepted"] is True
     assert entry["generator_ceiling"]["answered_per_s"] > 10000 and entry["acceptance"]["passed"]
-    assert entry["parameters"]["client_mode"] == "async"
+    assert entry["parameters"]["client_mode"] == "async" and entry["parameters"]["number_of_hosts"] == 4
     assert "acceptance test passed" in (out / "report.md").read_text()
-    case = ET.parse(out / "junit.xml").getroot().find(".//testcase[@name='test_northbound_scaling_point[async]']")
+    case = ET.parse(out / "junit.xml").getroot().find(".//testcase[@name='test_northbound_scaling_point[async-4x1]']")
     assert case is not None and case.find("failure") is None and case.find("skipped") is None

@@ -204,10 +204,20 @@ def test_the_options_name_what_is_wrong():
     assert len(bad) == 3 and any("--nb-start-rate" in b for b in bad) and any("--nb-connections" in b for b in bad)
 
 
-def test_the_switches_have_no_links_and_one_host_port_each():
+def test_the_switches_have_no_links_and_their_hosts_on_ports_one_up():
     topo = fam.switches_only(3)
     assert sorted(topo.switches) == [1, 2, 3] and not list(topo.directed_links())
     assert sorted((h.at.dpid, h.at.port) for h in topo.hosts) == [(1, 1), (2, 1), (3, 1)]
+    assert sorted((h.at.dpid, h.at.port) for h in fam.switches_only(2, 3).hosts) == \
+        [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)]
+
+
+def test_the_topology_axis_is_switches_by_hosts():
+    assert fam.topology_list("10x100, 30x300,10x100") == ((10, 100), (30, 300))
+    for bad in ("10", "0x5", "4x0", "4x1001", "ax2"):
+        with pytest.raises(fam.argparse.ArgumentTypeError, match="SWITCHESxHOSTS"):
+            fam.topology_list(bad)
+    assert fam.cell_id("sync", (30, 300)) == "sync-30x300"
 
 
 def test_a_jstat_line_gives_the_heap_in_use_and_the_live_set_after_gc():
