@@ -654,6 +654,13 @@ class NullNorthbound:
         self.stop()
 
 
+def answered_rate(a: Answers) -> tuple:
+    """(answers read per second from the schedule's start to the last answer, answers, that span in s)."""
+    ok = [t for t in a.answered if t]
+    span = (max(ok) - a.start_ns) / 1e9 if ok else 0.0
+    return (len(ok) / span if span > 0 else 0.0), len(ok), span
+
+
 def measure_ceiling(duration: float = 1.0, processes: int = 1, connections: int = 8,
                     rate: float = 200_000.0) -> dict:
     """The generator's own ceiling: answers read per second, async mode, against the uncapped null northbound (a
@@ -663,12 +670,11 @@ def measure_ceiling(duration: float = 1.0, processes: int = 1, connections: int 
         spec = LoadSpec(null.host, null.port, rate, duration, "async", connections, processes, grace=0.5)
         req = http_request("POST", "/null", {"i": 0}, host=f"{null.host}:{null.port}")
         a = run_load(spec, [req] * spec.count())
-    ok = [t for t in a.answered if t]
-    if not ok:
+    rate_read, answered, span = answered_rate(a)
+    if not answered:
         raise LoadError(f"no answer from the null northbound ({'; '.join(a.errors) or 'none read'})")
-    span = (max(ok) - a.start_ns) / 1e9
-    return {"answered_per_s": len(ok) / span if span > 0 else 0.0, "offered_per_s": rate, "answered": len(ok),
-            "seconds": span, "processes": processes, "connections": connections,
+    return {"answered_per_s": rate_read, "offered_per_s": rate, "answered": answered, "seconds": span,
+            "processes": processes, "connections": connections,
             "cpus": len(os.sched_getaffinity(0)), "errors": a.errors[:3]}
 
 

@@ -244,3 +244,10 @@ def test_a_jvm_heap_that_keeps_growing_after_gc_is_flagged():
                      "collections": t} for t in range(0, 60, 2)]
     s = heap.series()
     assert s["heap_growing"] and 25 < s["heap_after_gc_growth_percent_per_min"] < 30 and s["collections"] == 58
+
+
+def test_the_answer_rate_runs_from_the_schedules_start_to_the_last_answer():
+    a = answers(rate=1000.0, n=1000, answer_ns=0)          # answered as due: the last at 0.999 s
+    rate, n, span = nl.answered_rate(a)
+    assert n == 1000 and span == pytest.approx(0.999) and rate == pytest.approx(1000 / 0.999)
+    assert nl.answered_rate(answers(n=5, answer_ns=None)) == (0.0, 0, 0.0)
