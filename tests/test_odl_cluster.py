@@ -1,0 +1,116 @@
+"""odl-cluster's configuration and its reading of the shards' Raft state, from texts (no JVM)."""
+
+import pytest
+
+from fixtures.devices.base import ControllerError
+from fixtures.devices.odl_cluster import (
+    OdlCluster,
+    agreement,
+    akka_conf,
+    datastore_cfg,
+    election_settings,
+    leader_member,
+    mbean,
+    module_shards,
+    modules_conf,
+    parse_change_time,
+    shard_names,
+)
+
+STOCK_AKKA = """odl-cluster-data {
+  akka {
+    remote {
+      netty.tcp {
+        hostname = "127.0.0.1"
+        port = 31001
+      }
+    }
+    cluster {
+      seed-nodes = ["akka.tcp://opendaylight-cluster-data@127.0.0.1:31001"]
+
+      roles = [
+        "member-1"
+      ]
+    }
+  }
+}
+"""
+
+
+def test_the_election_timeout_is_a_heartbeat_times_a_factor():
+    assert election_settings(None) is None                      # stock: 500 ms × 20
+    assert election_settings(10) == (500, 20)
+    assert election_settings(5) == (500, 10)
+    assert election_settings(1) == (500, 2)
+    assert election_settings(0.5) == (50, 10)
+    assert election_settings(0.1) == (10, 10)
+    for t in (10, 5, 1, 0.5, 0.1, 2.5):
+        hb, factor = election_settings(t)
+        assert hb * factor == pytest.approx(t * 1000, rel=0.1)
+
+
+def test_each_member_names_itself_and_every_member_as_a_seed_node():
+    text = akka_conf(STOCK_AKKA, 2, [31001, 31002, 31003])
+    assert 'roles = ["member-2"]' in text and "port = 31001" in text
+    assert ('seed-nodes = ["akka.tcp://opendaylight-cluster-data@127.0.0.1:31001", '
+            '"akka.tcp://opendaylight-cluster-data@127.0.0.1:31002", '
+            '"akka.tcp://opendaylight-cluster-data@127.0.0.1:31003"]') in text
+    with pytest.raises(ControllerError, match="no seed-nodes"):
+        akka_conf("odl-cluster-data { }", 1, [1])
+
+
+def test_the_shard_strategy_writes_the_module_shards_and_modules():
+    per = module_shards(3, "per-module")
+    assert per.count('replicas = ["member-1", "member-2", "member-3"]') == 3
+    assert all(f'name = "{n}"' in per for n in ("default", "topology", "inventory"))
+    single = module_shards(5, "single")
+    assert single.count("replicas") == 1 and '"member-5"' in single and "inventory" not in single
+    assert modules_conf("modules = [ stock ]", "per-module") == "modules = [ stock ]"
+    assert "modules = []" in modules_conf("modules = [ stock ]", "single")
+    assert shard_names("single") == [("default", "config"), ("default", "operational"),
+                                     ("entity-ownership", "operational")]
+    assert len(shard_names("per-module")) == 7
+
+
+def test_the_datastore_cfg_carries_the_election_settings():
+    stock = "shard-election-timeout-factor=20\n#shard-heartbeat-interval-in-millis=500\noperational.persistent=false\n"
+    assert datastore_cfg(stock, None) == stock
+    out = datastore_cfg(stock, (10, 10))
+    assert "shard-election-timeout-factor = 10" in out and "shard-heartbeat-interval-in-millis = 10" in out
+    assert "operational.persistent=false" in out
+
+
+def test_the_shards_mbeans_and_leaders_are_read_by_member():
+    assert mbean(2, "default", "config") == ("org.opendaylight.controller:Category=Shards,"
+                                             "name=member-2-shard-default-config,type=DistributedConfigDatastore")
+    assert mbean(1, "entity-ownership", "operational").endswith("type=DistributedOperationalDatastore")
+    assert leader_member("member-3-shard-inventory-operational") == 3
+    assert leader_member("") is None and leader_member(None) is None
+    assert parse_change_time("2026-11-26 10:21:15.320") is not None
+    assert parse_change_time("not a time") is None and parse_change_time(None) is None
+
+
+def _view(role, leader=2, term=1):
+    return {"RaftState": role, "Leader": f"member-{leader}-shard-default-config", "CurrentTerm": term}
+
+
+def test_a_shard_is_settled_with_one_leader_the_others_following_it_in_one_term():
+    assert agreement({1: _view("Follower"), 2: _view("Leader"), 3: _view("Follower")}) is None
+    assert "did not answer" in agreement({1: _view("Follower"), 2: _view("Leader"), 3: None})
+    assert agreement({1: _view("Candidate", 1), 2: _view("Candidate", 1)}).startswith("0 leaders")
+    assert agreement({1: _view("Leader", 1), 2: _view("Leader")}).startswith("2 leaders")
+    assert "different leaders" in agreement({1: _view("Follower", 3), 2: _view("Leader")})
+    assert "different terms" in agreement({1: _view("Follower", term=1), 2: _view("Leader", term=2)})
+
+
+def test_a_cluster_of_a_size_or_strategy_it_cannot_have_is_refused(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="2..7 members"):
+        OdlCluster(tmp_path, members=1)
+    with pytest.raises(ValueError, match="per-module or single"):
+        OdlCluster(tmp_path, strategy="sharded")
+    c = OdlCluster(tmp_path, members=7)
+    assert c.ready_timeout >= 600
+    import fixtures.devices.odl_cluster as oc
+    monkeypatch.setattr(oc, "missing", lambda: None)
+    monkeypatch.setattr(oc.psutil, "virtual_memory", lambda: type("M", (), {"available": 4 * 2 ** 30})())
+    assert "7 members may take 14 GiB of heap" in c.unavailable()
