@@ -14,6 +14,7 @@ from fixtures.devices.external import ExternalController
 from fixtures.devices.faucet import FaucetController, FaucetPair
 from fixtures.devices.null import NullController
 from fixtures.devices.odl import OdlController
+from fixtures.devices.odl_cluster import OdlCluster
 from fixtures.devices.ovn_central import OvnCentral
 from fixtures.devices.ovn_cluster import OvnCluster
 from fixtures.devices.ovs import OvsTestController
@@ -33,6 +34,7 @@ CAPABILITY_TABLE = {       # docs/architecture.md lists the same
     ExternalController: {C.OPENFLOW, C.SERVE_ANY_SWITCH, C.MANY_SWITCHES, C.TABLE_MISS_PACKET_IN, C.REACTIVE_PATHS},
     RyuHaCluster: {C.CLUSTER, C.OPENFLOW, C.SERVE_ANY_SWITCH, C.MANY_SWITCHES},
     FaucetPair: {C.CLUSTER, C.OPENFLOW, C.MANY_SWITCHES, C.DROPS_SWITCHES},
+    OdlCluster: {C.CLUSTER, C.OPENFLOW, C.SERVE_ANY_SWITCH, C.MANY_SWITCHES, C.FLOW_API},
     ExternalCluster: {C.CLUSTER, C.OPENFLOW, C.SERVE_ANY_SWITCH, C.MANY_SWITCHES},
     NoCluster: set(),
     OvnCluster: {C.RAFT_CLUSTER},
@@ -134,9 +136,9 @@ def test_ovs_testcontroller_notes_its_sixteen_switch_limit_where_many_switches_a
 
 def test_every_controller_kind_names_the_cluster_the_suite_builds_of_it():
     assert {k: registry.cluster_kind_of(k) for k in registry.CONTROLLERS} == {
-        "ryu": "ryu-ha", "null": None, "ovs": None, "faucet": "faucet-pair", "osken": None, "odl": None,
+        "ryu": "ryu-ha", "null": None, "ovs": None, "faucet": "faucet-pair", "osken": None, "odl": "odl-cluster",
         "external": None}
-    assert all(registry.cluster_kind_of(k) in registry.CLUSTERS for k in ("ryu", "faucet"))
+    assert all(registry.cluster_kind_of(k) in registry.CLUSTERS for k in ("ryu", "faucet", "odl"))
 
 
 def test_clusters_are_built_from_the_failover_options(tmp_path):

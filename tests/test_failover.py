@@ -3,6 +3,8 @@ from hand-made timelines (no sockets, no processes)."""
 
 from types import SimpleNamespace
 
+import pytest
+
 from fixtures.devices.clusters import KILL_MODES, takeovers
 from fixtures.families.failover import FailoverParams, cell_id, convergence, split
 
@@ -116,3 +118,76 @@ def test_either_pattern_converges_when_the_mode_is_not_known_but_not_a_mix():
     assert convergence(both_equal, [1], 2, None) == (None, None)
     assert convergence(standby, [1], 2, None) == (A, None)
     assert "switch 1 has roles" in convergence(mixed, [1], 2, None)[1]
+
+
+def test_a_cluster_electing_an_owner_per_switch_converges_with_different_masters_and_names_the_first_switchs():
+    owners = _timeline({1: [[A, "slave"], [B, "master"], [C, "slave"]], 2: [[A, "master"], [B, "slave"], [C, "slave"]]})
+    assert "different masters" in convergence(owners, [1, 2], 3)[1]
+    assert convergence(owners, [1, 2], 3, one_master=False) == (B, None)
+    assert convergence(owners, [2, 1], 3, one_master=False) == (A, None)
+    half = _timeline({1: [[A, "slave"], [B, "master"]], 2: [[A, "master"], [B, "slave"], [C, "slave"]]})
+    assert convergence(half, [1, 2], 3, one_master=False)[1] == "switch 1 has 2 of 3 controller connections"
+
+
+def test_the_split_counts_the_takeover_of_the_switches_the_killed_member_owned_only():
+    ms = 1_000_000
+    events = {1: [{"t_ns": 130 * ms, "event": "role_request", "controller": C, "role": "master", "outcome": "master"}],
+              2: []}                   # switch 2 was A's: B killed, nothing to take over there
+    assert split(events, 100 * ms, B)["role_request_ms"] is None          # every switch: 2 never taken over
+    s = split(events, 100 * ms, B, owned={1})
+    assert s["role_request_ms"] == 30.0 and s["new_master"] == C
+
+
+def test_odl_cluster_is_the_odl_controllers_cluster_with_three_members_by_default():
+    p = FailoverParams().for_controller("odl")
+    assert p.cluster == "odl-cluster" and p.problems() == [] and p.cells() == [(3, "sigkill", 1000)]
+    assert FailoverParams(cluster="ryu-ha").cells() == [(2, "sigkill", 1000)]
+    why = FailoverParams(cluster="odl-cluster", sizes=(2, 3)).problems()
+    assert len(why) == 1 and "must be 3..7 controllers for odl-cluster" in why[0] and "majority" in why[0]
+
+
+def test_a_route_write_the_controller_asks_to_retry_is_retried_within_td_and_a_refusal_is_not():
+    from types import SimpleNamespace as NS
+
+    from emulator import testports as tpt
+    from fixtures.dataplane import flow_fields
+    from fixtures.devices.northbound import NorthboundError
+    from fixtures.families.failover import FailoverTrial, retriable
+    from fixtures.harness import TrialFailed
+    from fixtures.http import Unreachable
+
+    busy = NorthboundError("odl flow northbound: PUT /x answered HTTP 500 Internal Server Error: Transaction failed")
+    assert retriable(busy) and retriable(Unreachable("timed out"))
+    assert not retriable(NorthboundError("odl flow northbound: PUT /x answered HTTP 400 Bad Request"))
+    d1 = tpt.synthetic_flows(1, first=7)[0]
+    ff = flow_fields(d1)
+    fields = [["eth_dst", ff["eth_dst"], (1 << 48) - 1]]
+
+    class Flows:
+        def __init__(self, answers):
+            self.answers, self.calls = list(answers), []
+
+        def add_flow(self, dpid, src, dst, out_port, priority):
+            self.calls.append((dpid, src, dst, out_port))
+            answer = self.answers.pop(0) if self.answers else None
+            if answer:
+                raise answer
+
+    def trial(answers, td=10.0):
+        clock = [0]
+        flows = Flows(answers)
+        em = NS(start_trace=lambda: None,
+                trace=lambda: NS(flow_mods=[[1, dpid, fields, True] for dpid, *_ in flows.calls]))
+        t = FailoverTrial(em, NS(flow_northbound=lambda: flows, addresses=((A, 1), (B, 2))), None,
+                          NS(hops=[(1, 1, 2), (2, 1, 3)], switches=[1, 2]), None,
+                          FailoverParams(td=td), "sigkill", 0, lambda: clock[0],
+                          lambda s: clock.__setitem__(0, clock[0] + int(s * 1e9)))
+        t.route(d1)
+        return t, flows
+    t, flows = trial([busy, busy])
+    assert t.state["route_retries"] == 2 and [c[0] for c in flows.calls] == [2, 2, 2, 1]   # TP2's switch first
+    assert all(c[1] is None and c[2] == d1.dst_mac for c in flows.calls)                     # any source, to D1
+    with pytest.raises(TrialFailed, match="refused the path to D1: .*HTTP 400"):
+        trial([NorthboundError("odl flow northbound: PUT /x answered HTTP 400 Bad Request")])
+    with pytest.raises(TrialFailed, match="refused the path to D1: .*HTTP 500"):
+        trial([busy] * 10, td=1.0)
