@@ -99,6 +99,21 @@ def comma_list(*names: str) -> Callable[[str], tuple]:
     return parse
 
 
+def ranged_list(kind: Callable[[str], float], low: float, high: float, what: str) -> Callable[[str], tuple]:
+    """A parser of ``a,b,c``: numbers of ``kind`` (int or float), each ``low``..``high``, in the order given,
+    without repeats; ``what`` names them in the error (``election timers in ms``)."""
+    def parse(text: str) -> tuple:
+        try:
+            items = tuple(dict.fromkeys(kind(x) for x in str(text).split(",") if x.strip()))
+        except ValueError:
+            items = ()
+        if not items or any(not low <= x <= high for x in items):
+            raise argparse.ArgumentTypeError(f"must be {what}, {low:g}..{high:g}, comma-separated (got {text!r})")
+        return items
+    parse.__name__ = "ranged_list"
+    return parse
+
+
 def int_list(text: str) -> tuple:
     """``1,16,64``: positive integers."""
     try:

@@ -114,3 +114,30 @@ def test_a_cluster_of_a_size_or_strategy_it_cannot_have_is_refused(tmp_path, mon
     monkeypatch.setattr(oc, "missing", lambda: None)
     monkeypatch.setattr(oc.psutil, "virtual_memory", lambda: type("M", (), {"available": 4 * 2 ** 30})())
     assert "7 members may take 14 GiB of heap" in c.unavailable()
+
+
+def test_a_member_that_does_not_rejoin_is_started_once_more_within_a_shorter_timeout(tmp_path):
+    class Member:
+        name, ready_timeout = "odl-member-2", 600.0
+
+        def __init__(self, failures):
+            self.failures, self.starts, self.stops, self.timeouts = failures, 0, 0, []
+
+        def start(self):
+            self.starts += 1
+            self.timeouts.append(self.ready_timeout)
+            if self.starts <= self.failures:
+                raise ControllerError("odl-member-2 did not complete an OpenFlow handshake within 240 s\nlog")
+
+        def stop(self):
+            self.stops += 1
+    c = OdlCluster(tmp_path)
+    once = Member(1)
+    c._restart(once)
+    assert (once.starts, once.stops, once.timeouts, once.ready_timeout) == (2, 1, [240.0, 240.0], 600.0)
+    assert c.retried_starts == ["odl-member-2: odl-member-2 did not complete an OpenFlow handshake within 240 s"]
+    assert c.info()["retried_starts"] == c.retried_starts
+    never = Member(2)
+    with pytest.raises(ControllerError, match="handshake"):
+        c._restart(never)
+    assert never.starts == 2 and never.ready_timeout == 600.0

@@ -1,0 +1,181 @@
+"""The datastore extras (OpenDaylight's shards) against a model cluster: a re-election found from the new leader's
+own instant or from the poll, elections that repeat, a cluster that elects no one, a member that does not
+rejoin; the CRUD timing and the options.  No JVM, no sockets, no sleeps: a clock the trial's waits advance."""
+
+import argparse
+import datetime as dt
+
+import pytest
+
+from fixtures.devices.base import ControllerError
+from fixtures.families.datastore import (
+    DatastoreParams,
+    NotOdl,
+    crud_shard,
+    member_by_role,
+    reelection_trial,
+    timed,
+    timeout_list,
+)
+from fixtures.harness import TrialFailed
+from fixtures.http import Answer, Unreachable
+
+
+class Clock:
+    def __init__(self, wall=1_800_000_000.0):
+        self.wall, self.mono = wall, 1000.0
+
+    def sleep(self, s):
+        self.wall += s
+        self.mono += s
+
+
+class Member:
+    def __init__(self, k, cluster):
+        self.member, self.name, self.cluster = k, f"odl-member-{k}", cluster
+
+    def shard(self, shard, store):
+        return self.cluster.view(self.member)
+
+
+class ModelCluster:
+    """Three members; the default shard's leader is member 2 in term 5.  Killed, a survivor leads after
+    ``elect_after_s`` having gone through ``terms`` terms; its LastLeadershipChangeTime is the instant it won
+    (``stale_change`` keeps the old one), or it never wins (``elect_after_s`` None)."""
+
+    def __init__(self, clock, elect_after_s=1.2, terms=1, stale_change=False, rejoin=True, leader=2):
+        self.clock, self.elect_after_s, self.terms = clock, elect_after_s, terms
+        self.stale_change, self.rejoin = stale_change, rejoin
+        self.members = [Member(k, self) for k in (1, 2, 3)]
+        self.leader_k, self.term, self.killed, self.restored = leader, 5, None, 0
+        self.changed = clock.wall - 100
+
+    def stamp(self, t):
+        return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+    def view(self, k):
+        if self.killed is not None and k == self.killed:
+            return None
+        if self.killed is not None and self.leader_k == self.killed:
+            if self.elect_after_s is None or self.clock.wall < self.t_kill + self.elect_after_s:
+                return {"RaftState": "Candidate", "Leader": None, "CurrentTerm": self.term + 1}
+            self.leader_k = min(m.member for m in self.members if m.member != self.killed)
+            self.term += self.terms
+            if not self.stale_change:
+                self.changed = self.t_kill + self.elect_after_s
+        role = "Leader" if k == self.leader_k else "Follower"
+        return {"RaftState": role, "Leader": f"member-{self.leader_k}-shard-default-config", "CurrentTerm": self.term,
+                "LastLeadershipChangeTime": self.stamp(self.changed)}
+
+    def wait_converged(self, timeout):
+        if self.killed is None and not self.rejoin and self.restored:
+            raise ControllerError("shard default-config: member(s) 2 did not answer")
+
+    def shard_views(self, shard, store):
+        return {m.member: self.view(m.member) for m in self.members if m.member != self.killed}
+
+    def leader(self, shard, store):
+        return self.leader_k
+
+    def running(self):
+        return [m for m in self.members if m.member != self.killed]
+
+    def kill(self, index, mode):
+        self.killed, self.t_kill = index + 1, self.clock.wall
+
+    def restore(self, index):
+        assert self.killed == index + 1
+        self.killed, self.restored = None, self.restored + 1
+
+
+def trial(cluster, clock, timeout_s=1.0, **params):
+    return reelection_trial(cluster, DatastoreParams(**params), timeout_s, wall=lambda: clock.wall,
+                            sleep=clock.sleep, now=lambda: clock.mono)
+
+
+def test_a_re_election_is_timed_by_the_new_leaders_own_instant_and_the_member_comes_back():
+    clock = Clock()
+    c = ModelCluster(clock, elect_after_s=1.2)
+    r = trial(c, clock)
+    assert r["reelection_ms"] == pytest.approx(1200, abs=1.5)       # the MBean's millisecond
+    assert r["source"] == "LastLeadershipChangeTime" and r["seen_ms"] >= r["reelection_ms"]
+    assert (r["old_leader"], r["new_leader"], r["terms"], r["old_term"], r["new_term"]) == \
+        ("member-2", "member-1", 1, 5, 6)
+    assert c.restored == 1 and c.killed is None
+
+
+def test_an_instant_not_after_the_kill_gives_way_to_the_poll_that_saw_the_new_leader():
+    clock = Clock()
+    c = ModelCluster(clock, elect_after_s=0.5, stale_change=True)
+    r = trial(c, clock, poll_ms=50)
+    assert r["source"] == "poll" and r["reelection_ms"] == r["seen_ms"]
+    assert 500 <= r["reelection_ms"] <= 550
+
+
+def test_elections_that_repeat_are_counted_in_terms():
+    clock = Clock()
+    r = trial(ModelCluster(clock, elect_after_s=3.8, terms=4), clock, timeout_s=0.1)
+    assert r["terms"] == 4 and r["reelection_ms"] == pytest.approx(3800, abs=1.5)
+
+
+def test_a_cluster_that_elects_no_one_fails_the_trial_and_the_member_is_still_brought_back():
+    clock = Clock()
+    c = ModelCluster(clock, elect_after_s=None)
+    with pytest.raises(TrialFailed, match="no survivor became leader of shard default-config within 3 s"):
+        trial(c, clock, timeout_s=1.0, reelection_bound=1.0)
+    assert c.restored == 1
+
+
+def test_a_member_that_does_not_rejoin_fails_the_trial_saying_so():
+    clock = Clock()
+    with pytest.raises(TrialFailed, match="did not rejoin: shard default-config"):
+        trial(ModelCluster(clock, rejoin=False), clock)
+
+
+def test_a_cluster_with_no_leader_before_the_kill_is_not_killed():
+    clock = Clock()
+    c = ModelCluster(clock, leader=9)
+    with pytest.raises(TrialFailed, match="no member leads shard default-config"):
+        trial(c, clock)
+    assert c.killed is None and c.restored == 0
+
+
+class Client:
+    def __init__(self, answer=None, error=None):
+        self.answer, self.error, self.calls = answer, error, []
+
+    def request(self, method, path, body=None):
+        self.calls.append((method, path, body))
+        if self.error:
+            raise self.error
+        return self.answer
+
+
+def test_a_crud_request_is_timed_and_an_error_or_silence_fails_the_trial():
+    ticks = iter([0, 2_500_000])
+    assert timed(Client(Answer(201, "Created", b"")), "PUT", "/x", {}, (201,), clock=lambda: next(ticks)) == 2.5
+    with pytest.raises(TrialFailed, match=r"PUT /x: HTTP 409"):
+        timed(Client(Answer(409, "Conflict", b"data-exists")), "PUT", "/x", {}, (201,), clock=lambda: 0)
+    with pytest.raises(TrialFailed, match="no answer"):
+        timed(Client(error=Unreachable("timed out")), "GET", "/x", None, (200,), clock=lambda: 0)
+
+
+def test_the_member_asked_is_the_shards_leader_or_a_follower_and_the_data_sit_in_the_strategys_shard():
+    c = ModelCluster(Clock())
+    assert member_by_role(c, "leader", "topology").member == 2
+    assert member_by_role(c, "follower", "topology").member in (1, 3)
+    c.leader_k = None
+    with pytest.raises(TrialFailed, match="do not agree on the leader of shard topology-config"):
+        member_by_role(c, "leader", "topology")
+    assert crud_shard("per-module") == "topology" and crud_shard("single") == "default"
+
+
+def test_the_options_and_the_device_for_another_controller():
+    assert timeout_list("10,5,1,0.1") == (10.0, 5.0, 1.0, 0.1) and timeout_list("5,5") == (5.0,)
+    for bad in ("0", "0.01", "fast", "", "200"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            timeout_list(bad)
+    assert DatastoreParams().problems() == []
+    assert "--shard-poll must be at least 5 ms" in DatastoreParams(poll_ms=1).problems()[0]
+    why = NotOdl("ryu").unavailable()
+    assert "not controller ryu" in why and "--controller odl" in why
