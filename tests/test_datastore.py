@@ -47,6 +47,7 @@ class ModelCluster:
         self.clock, self.elect_after_s, self.terms = clock, elect_after_s, terms
         self.stale_change, self.rejoin = stale_change, rejoin
         self.members = [Member(k, self) for k in (1, 2, 3)]
+        self.log_dir = "logs/odl-cluster-3"
         self.leader_k, self.term, self.killed, self.restored = leader, 5, None, 0
         self.changed = clock.wall - 100
 
@@ -69,7 +70,7 @@ class ModelCluster:
 
     def wait_converged(self, timeout):
         if self.killed is None and not self.rejoin and self.restored:
-            raise ControllerError("shard default-config: member(s) 2 did not answer")
+            raise ControllerError("shard default-config: member(s) 2 did not answer; last log lines:\nbig tail")
 
     def shard_views(self, shard, store):
         return {m.member: self.view(m.member) for m in self.members if m.member != self.killed}
@@ -128,8 +129,9 @@ def test_a_cluster_that_elects_no_one_fails_the_trial_and_the_member_is_still_br
 
 def test_a_member_that_does_not_rejoin_fails_the_trial_saying_so():
     clock = Clock()
-    with pytest.raises(TrialFailed, match="did not rejoin: shard default-config"):
+    with pytest.raises(TrialFailed, match="did not rejoin: shard default-config") as failed:
         trial(ModelCluster(clock, rejoin=False), clock)
+    assert "big tail" not in str(failed.value) and "(its log: logs/odl-cluster-3)" in str(failed.value)
 
 
 def test_a_cluster_with_no_leader_before_the_kill_is_not_killed():
