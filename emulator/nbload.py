@@ -13,7 +13,9 @@ The generator offers requests at a rate SR for Td seconds, in one of two modes:
 The work is spread over ``processes`` worker processes (each takes every P-th request and its share of the
 connections), so that the generator is not what limits the rate.  Each worker is a single-threaded loop over
 non-blocking sockets: due requests are written in batches, answers are framed by their ``Content-Length`` (or
-chunked encoding) and matched to requests in order per connection.  It records, per request, when it was queued
+chunked encoding) and matched to requests in order per connection.  With ``protocol="ovsdb"`` the requests are
+JSON-RPC (RFC 7047, an OVN northbound's ``transact``), the answers are framed as concatenated JSON values and
+matched to requests by their id.  It records, per request, when it was queued
 and when its answer's last byte was read, and its HTTP status; a worker's own lateness (queued minus due) is what
 says whether it kept up (:func:`client_bound`).
 
@@ -27,6 +29,7 @@ Standard library only: the workers are ``python -m emulator.nbload`` processes t
 from __future__ import annotations
 
 import base64
+import codecs
 import json
 import os
 import pickle
@@ -38,11 +41,13 @@ import sys
 import time
 from array import array
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
 MODES = ("async", "sync")
+PROTOCOLS = ("http", "ovsdb")
+MAX_JSON_BUFFER = 1 << 24   # bytes of one JSON-RPC message at most
 LAG_BOUND_S = 0.05          # a worker that queued its requests later than this (99th percentile) did not keep up
 OFFERED_SHARE = 0.95        # ... or that queued fewer than this share of SR·Td within Td
 
@@ -155,6 +160,101 @@ def _chunked_end(buf: bytearray, pos: int) -> int:
         pos = line_end + 2
 
 
+def ovsdb_request(method: str, params: list, rid: int) -> bytes:
+    """One JSON-RPC request (OVSDB, RFC 7047) with id ``rid``: the bytes the generator writes."""
+    return json.dumps({"method": method, "params": params, "id": rid}, separators=(",", ":")).encode()
+
+
+class JsonStream:
+    """Frames a byte stream of concatenated JSON values (OVSDB's JSON-RPC has no other framing): :meth:`feed`
+    returns the complete ones, in order; what is not JSON raises :class:`LoadError`."""
+
+    def __init__(self):
+        self.text = ""
+        self.utf8 = codecs.getincrementaldecoder("utf-8")()
+        self.decoder = json.JSONDecoder()
+
+    def feed(self, data: bytes) -> list:
+        try:
+            self.text += self.utf8.decode(data)
+        except UnicodeDecodeError as exc:
+            raise LoadError(f"not JSON-RPC: {exc}") from None
+        out, pos, text = [], 0, self.text
+        while True:
+            while pos < len(text) and text[pos] in " \t\r\n":
+                pos += 1
+            if pos >= len(text):
+                break
+            if text[pos] not in "{[":
+                raise LoadError(f"not JSON-RPC: {text[pos:pos + 60]!r}")
+            try:
+                value, pos2 = self.decoder.raw_decode(text, pos)
+            except json.JSONDecodeError:
+                if len(text) - pos > MAX_JSON_BUFFER:
+                    raise LoadError(f"a JSON-RPC message of more than {MAX_JSON_BUFFER} bytes, or not JSON: "
+                                    f"{text[pos:pos + 60]!r}") from None
+                break                       # incomplete: the rest comes with the next read
+            out.append(value)
+            pos = pos2
+        self.text = text[pos:]
+        return out
+
+
+WAIT_ID = "bmwg-wait"
+# Each connection's monitor of NB_Global.sb_cfg (``wait="sb_cfg"``): ovn-northd sets it to the nb_cfg it has carried
+# into the southbound database, as ``ovn-nbctl --wait=sb`` waits for.
+WAIT_MONITOR = json.dumps({"method": "monitor", "params": ["OVN_Northbound", WAIT_ID, {"NB_Global": {
+    "columns": ["sb_cfg"]}}], "id": WAIT_ID}, separators=(",", ":")).encode()
+
+
+def sb_cfg_of(table_updates) -> Optional[int]:
+    """The highest NB_Global.sb_cfg in a monitor's reply or update (RFC 7047 table-updates), or None."""
+    rows = table_updates.get("NB_Global") if isinstance(table_updates, dict) else None
+    news = [row.get("new") for row in (rows or {}).values() if isinstance(row, dict)]
+    values = [new["sb_cfg"] for new in news if isinstance(new, dict) and isinstance(new.get("sb_cfg"), int)]
+    return max(values) if values else None
+
+
+def nb_cfg_of(result) -> Optional[int]:
+    """The nb_cfg a transaction set: its last operation's ``select`` of NB_Global (after its ``mutate``)."""
+    try:
+        value = result[-1]["rows"][0]["nb_cfg"]
+    except (TypeError, LookupError):
+        return None
+    return value if isinstance(value, int) else None
+
+
+def rpc_status(msg: dict) -> int:
+    """A JSON-RPC reply's outcome as an HTTP-like status: 200, 409 when an OVSDB operation failed (a constraint, a
+    conflict), 500 when the request failed."""
+    if msg.get("error") is not None:
+        return 500
+    result = msg.get("result")
+    if isinstance(result, list) and any(isinstance(r, dict) and r.get("error") for r in result):
+        return 409
+    return 200
+
+
+class JsonRpcReader:
+    """The ``ovsdb`` protocol's answers: :meth:`feed` returns (id, status) of each reply; requests and
+    notifications from the server (``echo``, ``update``) are not answers and are skipped.  :meth:`messages`: every
+    message, whole."""
+
+    def __init__(self):
+        self.stream = JsonStream()
+
+    def messages(self, data: bytes) -> list:
+        return self.stream.feed(data)
+
+    def feed(self, data: bytes) -> list:
+        return [(m.get("id"), rpc_status(m)) for m in self.stream.feed(data)
+                if isinstance(m, dict) and "method" not in m and ("result" in m or "error" in m)]
+
+    @staticmethod
+    def close() -> list:
+        return []
+
+
 # --------------------------------------------------------------------------- the generator
 
 @dataclass(frozen=True)
@@ -170,16 +270,37 @@ class LoadSpec:
     processes: int = 1
     grace: float = 1.0
     timeout: float = 5.0            # connecting
+    targets: tuple = ()             # several northbounds, ((host, port), ...): request i goes to targets[i mod T]
+    protocol: str = "http"          # or "ovsdb": JSON-RPC (RFC 7047), request i's id is i, answers matched by id
+    wait: str = ""                  # ovsdb: "sb_cfg", a request is served (and its connection free) once
+    #                                 NB_Global.sb_cfg reaches the nb_cfg its transaction set (ovn-nbctl --wait=sb)
+
+    def endpoints(self) -> tuple:
+        """The northbounds the requests go to: ``targets``, or (host, port) alone."""
+        return tuple(tuple(t) for t in self.targets) or ((self.host, self.port),)
+
+    def workers(self) -> int:
+        """Worker processes: ``processes`` rounded up to a multiple of the targets, each worker on one target (worker
+        k takes requests k, k + W, ... and connects to target k mod T, so request i reaches target i mod T)."""
+        t = len(self.endpoints())
+        return t * -(-self.processes // t)
 
     def problems(self) -> list:
         out = []
         if self.mode not in MODES:
             out.append(f"mode must be one of {', '.join(MODES)} (got {self.mode!r})")
+        if self.protocol not in PROTOCOLS:
+            out.append(f"protocol must be one of {', '.join(PROTOCOLS)} (got {self.protocol!r})")
+        if self.wait not in ("", "sb_cfg") or (self.wait and self.protocol != "ovsdb"):
+            out.append(f"wait is \"sb_cfg\" with protocol ovsdb, or nothing (got {self.wait!r})")
         if not self.rate > 0 or not self.duration > 0:
             out.append(f"rate and duration must be positive (got {self.rate!r}, {self.duration!r})")
         if self.processes < 1 or self.connections < self.processes:
             out.append(f"need at least one connection per process (got {self.connections} connections, "
                        f"{self.processes} processes)")
+        elif self.connections < self.workers():
+            out.append(f"need at least one connection per worker: {len(self.endpoints())} northbounds take "
+                       f"{self.workers()} workers (got {self.connections} connections)")
         return out
 
     def count(self) -> int:
@@ -197,6 +318,8 @@ class Answers:
     answered: array
     status: array
     errors: list = field(default_factory=list)
+    served: Optional[array] = None      # wait="sb_cfg": when each request was seen carried into the southbound
+    client_cpu_s: float = 0.0           # the workers' CPU time through their schedule (not their start-up)
 
     def __len__(self) -> int:
         return len(self.due)
@@ -220,8 +343,17 @@ class _Worker:
         self.errors: list = []
         self.sel = selectors.DefaultSelector()
         self.out = [bytearray() for _ in socks]
-        self.pending = [deque() for _ in socks]
-        self.readers = [ResponseReader() for _ in socks]
+        self.pending = [{} for _ in socks]              # per connection: the local indices in flight, in order
+        self.by_id = spec.protocol == "ovsdb"           # answers matched by id (request i's id is i), not in order
+        self.first, self.step = indices.start, indices.step
+        self.readers = [JsonRpcReader() if self.by_id else ResponseReader() for _ in socks]
+        self.wait_sb = spec.wait == "sb_cfg"            # served when NB_Global.sb_cfg reaches the request's nb_cfg
+        self.waiting = [{} for _ in socks]              # per connection: committed requests -> their nb_cfg
+        self.sb_cfg = [0] * len(socks)
+        self.served = array("q", [0]) * n
+        if self.wait_sb:
+            for k in range(len(socks)):
+                self.out[k] += WAIT_MONITOR
         self.alive = [True] * len(socks)
         self.free = deque(range(len(socks)))            # sync: connections with nothing in flight
         for k, s in enumerate(socks):
@@ -233,6 +365,7 @@ class _Worker:
 
     def run(self) -> dict:
         n = len(self.requests)
+        cpu0 = time.process_time()
         while self.done < n and self.clock() <= self.end_ns:
             for k in self.queue_due():
                 self.flush(k)
@@ -242,7 +375,11 @@ class _Worker:
                     self.flush(k)
                 if events & selectors.EVENT_READ and self.alive[k]:
                     self.read(k)
-        return {"queued": self.queued, "answered": self.answered, "status": self.status, "errors": self.errors}
+        out = {"queued": self.queued, "answered": self.answered, "status": self.status, "errors": self.errors,
+               "cpu_s": time.process_time() - cpu0}
+        if self.wait_sb:
+            out["served"] = self.served
+        return out
 
     def connection(self) -> Optional[int]:
         """The connection the next request goes on, or None (sync: none free; none alive)."""
@@ -270,7 +407,7 @@ class _Worker:
                 break
             j = self.next
             self.out[k] += self.requests[j]
-            self.pending[k].append(j)
+            self.pending[k][j] = None
             self.queued[j] = now
             touched.add(k)
             self.next = j + 1
@@ -303,36 +440,89 @@ class _Worker:
             self.lose(k, f"recv: {exc}")
             return
         try:
-            statuses = self.readers[k].feed(data) if data else self.readers[k].close()
+            if self.by_id:
+                self.replies(k, self.readers[k].messages(data) if data else [])
+            else:
+                self.answers(k, self.readers[k].feed(data) if data else self.readers[k].close())
         except LoadError as exc:
             self.lose(k, str(exc))
             return
-        if statuses:
-            t = self.clock()
-            for st in statuses:
-                if not self.pending[k]:
-                    self.lose(k, "an answer to no request")
-                    return
-                i = self.pending[k].popleft()
-                self.answered[i], self.status[i] = t, st
-                self.done += 1
-            if self.sync and not self.pending[k]:
-                self.free.append(k)
         if not data:
             self.lose(k, "closed by the northbound")
+
+    def answers(self, k: int, statuses: list) -> None:
+        """HTTP: each status answers the oldest request in flight on the connection."""
+        if not statuses:
+            return
+        t = self.clock()
+        pending = self.pending[k]
+        for st in statuses:
+            if not pending:
+                self.lose(k, "an answer to no request")
+                return
+            i = next(iter(pending))
+            del pending[i]
+            self.answered[i], self.status[i] = t, st
+            self.done += 1
+        if self.sync and not pending:
+            self.free.append(k)
+
+    def replies(self, k: int, messages: list) -> None:
+        """OVSDB: replies matched by id; with ``wait="sb_cfg"``, a committed request waits (its connection busy, in
+        sync mode) until the connection's NB_Global monitor reports sb_cfg at least the nb_cfg its transaction set;
+        the server's ``echo`` is answered."""
+        if not messages:
+            return
+        t = self.clock()
+        pending, waiting = self.pending[k], self.waiting[k]
+        for m in messages:
+            if not isinstance(m, dict):
+                continue
+            method, rid = m.get("method"), m.get("id")
+            if method == "echo":
+                self.out[k] += json.dumps({"id": rid, "result": m.get("params", []), "error": None}).encode()
+                self.flush(k)
+            elif method == "update" or rid == WAIT_ID:
+                cfg = sb_cfg_of(m.get("params", [None, None])[1] if method else m.get("result"))
+                if cfg is not None and cfg > self.sb_cfg[k]:
+                    self.sb_cfg[k] = cfg
+            elif isinstance(rid, int) and "method" not in m:
+                i, off = divmod(rid - self.first, self.step)
+                if off or i not in pending:
+                    continue            # not one of this connection's requests in flight
+                del pending[i]
+                st = rpc_status(m)
+                self.answered[i], self.status[i] = t, st
+                target = nb_cfg_of(m.get("result")) if self.wait_sb and st == 200 else None
+                if target is not None:
+                    waiting[i] = target
+                else:
+                    if self.wait_sb and st == 200:
+                        self.status[i] = 500        # the transaction set no nb_cfg to wait for
+                    self.done += 1
+        for i, target in list(waiting.items()):
+            if target <= self.sb_cfg[k]:
+                self.served[i] = t
+                del waiting[i]
+                self.done += 1
+        if self.sync and not pending and not waiting and k not in self.free:
+            self.free.append(k)
 
     def lose(self, k: int, why: str) -> None:
         if not self.alive[k]:
             return
         self.alive[k] = False
-        self.errors.append(f"connection {k}: {why} ({len(self.pending[k])} request(s) unanswered)")
+        self.errors.append(f"connection {k}: {why} ({len(self.pending[k])} request(s) unanswered"
+                           + (f", {len(self.waiting[k])} committed but not seen in the southbound" if self.waiting[k]
+                              else "") + ")")
         try:
             self.sel.unregister(self.socks[k])
         except (KeyError, ValueError):
             pass
         self.socks[k].close()
-        self.done += len(self.pending[k])          # given up: never answered
+        self.done += len(self.pending[k]) + len(self.waiting[k])          # given up: never answered or served
         self.pending[k].clear()
+        self.waiting[k].clear()
 
     def close(self) -> None:
         for s in self.socks:
@@ -395,26 +585,32 @@ def _end(p: subprocess.Popen) -> None:
 def run_load(spec: LoadSpec, requests: list, lead: float = 0.5) -> Answers:
     """Offer ``requests`` (one per index, len = the count of ``spec``) as ``spec`` says, over its worker processes;
     every worker starts on the same schedule ``lead`` s (and a little more per worker, for it to start) from now, and
-    is ended if it outlives it."""
+    is ended if it outlives it.  With several ``targets``, request i goes to target i mod T (:meth:`LoadSpec.workers`):
+    build ``requests[i]`` for that northbound."""
     problems = spec.problems()
     if problems:
         raise LoadError("; ".join(problems))
     n = len(requests)
-    procs = min(spec.processes, n)
+    ends = spec.endpoints()
+    procs = min(spec.workers(), n)          # worker k on target k mod T either way
     start_ns = time.monotonic_ns() + int((lead + 0.4 * procs) * 1e9)
     workers = []
     try:
         for k in range(procs):
             idx = range(k, n, procs)
             share = spec.connections // procs + (1 if k < spec.connections % procs else 0)
+            host, port = ends[k % len(ends)]
             p = _child(["worker"])
             workers.append((p, idx))
-            pickle.dump((spec, [requests[i] for i in idx], idx, share, start_ns), p.stdin)
+            mine = replace(spec, host=host, port=port, targets=())
+            pickle.dump((mine, [requests[i] for i in idx], idx, share, start_ns), p.stdin)
             p.stdin.close()
         limit = (start_ns - time.monotonic_ns()) / 1e9 + spec.duration + spec.grace + spec.timeout + 10
         due = array("q", (start_ns + int(i * 1e9 / spec.rate) for i in range(n)))
         queued, answered, status = array("q", [0]) * n, array("q", [0]) * n, array("h", [0]) * n
+        served = array("q", [0]) * n if spec.wait else None
         errors: list = []
+        cpu = 0.0
         deadline = time.monotonic() + limit
         for k, (p, idx) in enumerate(workers):
             if not select.select([p.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]:
@@ -427,8 +623,12 @@ def run_load(spec: LoadSpec, requests: list, lead: float = 0.5) -> Answers:
                 raise LoadError(f"load worker {k} failed: {got['fatal']}")
             for j, i in enumerate(idx):
                 queued[i], answered[i], status[i] = got["queued"][j], got["answered"][j], got["status"][j]
+            if served is not None and "served" in got:
+                for j, i in enumerate(idx):
+                    served[i] = got["served"][j]
             errors += [f"worker {k}: {e}" for e in got["errors"]]
-        return Answers(start_ns, spec.rate, due, queued, answered, status, errors)
+            cpu += got.get("cpu_s", 0.0)
+        return Answers(start_ns, spec.rate, due, queued, answered, status, errors, served, cpu)
     finally:
         for p, _ in workers:
             _end(p)

@@ -12,6 +12,7 @@ from fixtures.families.datastore import (
     DatastoreParams,
     NotOdl,
     crud_shard,
+    make_cluster,
     member_by_role,
     reelection_trial,
     timed,
@@ -181,3 +182,10 @@ def test_the_options_and_the_device_for_another_controller():
     assert "--shard-poll must be at least 5 ms" in DatastoreParams(poll_ms=1).problems()[0]
     why = NotOdl("ryu").unavailable()
     assert "not controller ryu" in why and "--controller odl" in why
+
+
+def test_a_single_member_is_no_datastore_cluster_and_skips_saying_why(tmp_path):
+    from types import SimpleNamespace as NS
+    bmwg = NS(run=NS(controller=NS(kind="odl"), ready_timeout=60.0), report_dir=tmp_path, openflow=4)
+    why = make_cluster(bmwg, 1, "per-module", None).unavailable()
+    assert "--cluster-nodes 1" in why and "2..7 members" in why

@@ -251,3 +251,166 @@ def test_the_answer_rate_runs_from_the_schedules_start_to_the_last_answer():
     rate, n, span = nl.answered_rate(a)
     assert n == 1000 and span == pytest.approx(0.999) and rate == pytest.approx(1000 / 0.999)
     assert nl.answered_rate(answers(n=5, answer_ns=None)) == (0.0, 0, 0.0)
+
+
+# --------------------------------------------------------------------------- deployments: a cluster's every member
+
+def test_several_northbounds_take_request_i_at_target_i_mod_n_and_whole_workers_each():
+    spec = nl.LoadSpec("127.0.0.1", 1, 100, 1, processes=2, targets=(("127.0.0.1", 1), ("127.0.0.1", 2),
+                                                                      ("127.0.0.1", 3)))
+    assert spec.workers() == 3 and spec.endpoints()[2] == ("127.0.0.1", 3) and spec.problems() == []
+    assert nl.LoadSpec("h", 1, 100, 1, processes=4, targets=(("h", 1), ("h", 2), ("h", 3))).workers() == 6
+    assert nl.LoadSpec("h", 9, 100, 1, processes=2).endpoints() == (("h", 9),)
+    few = nl.LoadSpec("h", 1, 100, 1, connections=2, processes=1, targets=(("h", 1), ("h", 2), ("h", 3)))
+    assert "3 northbounds take 3 workers (got 2 connections)" in few.problems()[0]
+
+
+def test_a_cluster_load_builds_each_request_for_the_member_it_goes_to():
+    from fixtures.devices.flow_nb import make_flows
+    em = SimpleNamespace(topology=fam.switches_only(2))
+    fnbs = [make_flows("ryu", f"http://127.0.0.1:{port}") for port in (8081, 8082, 8083)]
+    load = fam.FlowLoad(em, fnbs, P, "async", None, progress=lambda _: None)
+    reqs, keys = load.requests(6)
+    hosts = [r.split(b"\r\nHost: ", 1)[1].split(b"\r\n", 1)[0].decode() for r in reqs]
+    assert hosts == [f"127.0.0.1:{p}" for p in (8081, 8082, 8083)] * 2
+    assert [k[0] for k in keys] == [1, 2, 1, 2, 1, 2]                 # the switches in turn, whoever takes it
+    assert len({k[1:] for k in keys}) == 6
+
+
+def test_the_deployment_sweep_puts_the_controller_alone_first_and_names_cluster_cells():
+    cfg = SimpleNamespace(failover=SimpleNamespace(sizes=(5, 1, 3)))
+    assert fam.node_counts(cfg) == (1, 3, 5)
+    assert fam.node_counts(SimpleNamespace(failover=SimpleNamespace(sizes=()))) == (1,)
+    assert fam.cell_id("async", (4, 1), 1) == "async-4x1" and fam.cell_id("sync", (10, 100), 3) == "sync-10x100-3n"
+    cfg.nbload = P
+    assert fam.series_name(cfg, ("async", (4, 1), 3)) == "cluster nodes"
+    cfg.nbload = fam.NorthboundLoadParams(modes=("async", "sync"))
+    assert fam.series_name(cfg, ("sync", (4, 1), 3)) == "cluster nodes (sync, 4x1)"
+
+
+class Run:
+    def __init__(self):
+        self.ctx, self.notes = {}, []
+
+    def context(self, key, value):
+        self.ctx[key] = value
+
+    def note(self, text):
+        self.notes.append(text)
+
+
+def entry_of(points, cpus=2):
+    return {"trials": [{"ok": True, "index": i + 1, "value": v,
+                        "details": {"delta_per_cpu": v / cpus, "accepted": True}} for i, v in enumerate(points)]
+            + [{"ok": False, "index": 9, "value": None}]}
+
+
+def test_the_cluster_overhead_is_one_minus_delta_n_over_delta_1_of_the_same_mode_and_topology():
+    alone: dict = {}
+    one, three, other = Run(), Run(), Run()
+    fam.deployment_context(one, entry_of([400.0, 500.0, 600.0]), ("async", (4, 1), 1), P, alone)
+    assert alone == {("", "async", (4, 1)): 250.0} and one.ctx["deployment"]["overhead_text"] == "— (the reference)"
+    fam.deployment_context(three, entry_of([200.0, 150.0, 100.0]), ("async", (4, 1), 3), P, alone)
+    d = three.ctx["deployment"]
+    assert d["overhead"] == pytest.approx(0.7) and d["overhead_text"] == "70.0%" and d["delta"] == 75.0
+    assert d["scaling_point"] == {"n": 3, "min": 100.0, "median": 150.0, "max": 200.0}
+    assert d["acceptance"] == "passed" and "1 − δ3/δ1 = 70.0%" in three.notes[0]
+    fam.deployment_context(other, entry_of([100.0]), ("sync", (4, 1), 3), P, alone)   # no sync reference
+    assert other.ctx["deployment"]["overhead"] is None and "add 1 to --cluster-nodes" in \
+        other.ctx["deployment"]["overhead_text"]
+    assert fam.overhead(None, 250.0) is None and fam.overhead(100.0, 0.0) is None
+    assert d["order"] < other.ctx["deployment"]["order"] and one.ctx["deployment"]["order"] < d["order"]
+
+
+def test_a_clusters_members_are_sampled_each_and_a_growing_one_is_named():
+    r = {"rss_growing": True, "rss_growth_percent_per_min": 7.5,
+         "jvm_heap": {"heap_growing": True, "heap_after_gc_growth_percent_per_min": 12.0}}
+    assert len(fam.growing(r)) == 2 and fam.growing(None) == []
+    both = fam.growing({"members": {"odl-member-1": {"rss_growing": False}, "odl-member-2": r}})
+    assert both[0].startswith("odl-member-2: resident memory grew 7.5 %/min") and len(both) == 2
+    s = {"scaling_point": 100.0, "above": 110.0, "rows": [row(100.0, 0.9)], "stop": "", "lower_bound": False}
+    out = fam.outcome(s, None, P, 2, {"members": {"odl-member-2": r}}, nodes=3)
+    assert out.details["nodes"] == 3 and "odl-member-2: the JVM heap after GC grew 12.0 %/min" in out.note
+
+
+def test_a_controller_the_suite_builds_no_flow_taking_cluster_of_skips_its_cluster_cells_saying_why():
+    from fixtures.families.failover import FailoverParams
+    bmwg = SimpleNamespace(run=SimpleNamespace(controller=SimpleNamespace(kind="ryu")), failover=FailoverParams())
+    why = fam.cluster_for(bmwg, 3).unavailable()
+    assert "--cluster-nodes 3" in why and "ryu-ha" in why and "odl-cluster" in why
+    bmwg.run.controller.kind = "osken"
+    assert "no cluster of it" in fam.cluster_for(bmwg, 3).unavailable()
+
+
+# --------------------------------------------------------------------------- the ovsdb protocol (OVN's northbound)
+
+def test_json_rpc_answers_are_framed_across_reads_and_matched_by_id_skipping_the_servers_requests():
+    r = nl.JsonRpcReader()
+    whole = (b'{"id":3,"result":[{"uuid":["uuid","x"]}],"error":null} {"id":"echo","method":"echo","params":[]}'
+             b'{"id":1,"result":[{},{"error":"constraint violation","details":"d"}],"error":null}\n'
+             b'{"id":2,"result":null,"error":"unknown database"}{"id":7,"result":[{"count":1}],"error":null}')
+    got = []
+    for k in range(0, len(whole), 7):          # cut anywhere, even inside a string or a multi-byte character
+        got += r.feed(whole[k:k + 7])
+    assert got == [(3, 200), (1, 409), (2, 500), (7, 200)]
+    s = nl.JsonStream()
+    assert s.feed('{"a":"é'.encode()[:-1]) == [] and s.feed('é"}'.encode()[1:]) == [{"a": "é"}]
+    with pytest.raises(nl.LoadError, match="not JSON-RPC"):
+        nl.JsonRpcReader().feed(b"HTTP/1.1 200 OK\r\n")
+    assert nl.ovsdb_request("transact", ["OVN_Northbound"], 5) == \
+        b'{"method":"transact","params":["OVN_Northbound"],"id":5}'
+    assert "protocol must be" in nl.LoadSpec("h", 1, 1, 1, protocol="grpc").problems()[0]
+
+
+def test_a_worker_matches_ovsdb_answers_by_id_whatever_their_order():
+    spec = nl.LoadSpec("h", 1, 1000.0, 1.0, protocol="ovsdb")
+    w = nl._Worker.__new__(nl._Worker)
+    w.by_id, w.first, w.step, w.sync, w.wait_sb = True, 1, 2, False, False     # this worker has requests 1, 3, 5
+    w.pending, w.waiting, w.done, w.clock = [{0: None, 1: None, 2: None}], [{}], 0, lambda: 42
+    w.answered, w.status = array("q", [0] * 3), array("h", [0] * 3)
+    w.readers = [nl.JsonRpcReader()]
+
+    class Sock:
+        def __init__(self, data):
+            self.data = data
+
+        def recv(self, _n):
+            data, self.data = self.data, b""
+            return data
+    w.socks = [Sock(b'{"id":5,"result":[{}],"error":null}{"id":4,"result":[],"error":null}'
+                    b'{"id":1,"result":[{}],"error":null}')]
+    w.read(0)
+    assert list(w.status) == [200, 0, 200] and list(w.answered) == [42, 0, 42] and w.done == 2
+    assert list(w.pending[0]) == [1] and spec.problems() == []
+
+
+def worker_waiting_for_sb_cfg(replies: list):
+    w = nl._Worker.__new__(nl._Worker)
+    w.by_id, w.first, w.step, w.sync, w.wait_sb = True, 0, 1, True, True
+    w.pending, w.waiting, w.done, w.sb_cfg, w.free = [{0: None}, {1: None}], [{}, {}], 0, [0, 0], nl.deque()
+    w.answered, w.status, w.served = array("q", [0] * 2), array("h", [0] * 2), array("q", [0] * 2)
+    w.out, w.clock = [bytearray(), bytearray()], iter(range(10, 100, 10)).__next__
+    w.flush = lambda k: None
+    for k, msgs in replies:
+        w.replies(k, msgs)
+    return w
+
+
+def test_with_wait_sb_cfg_a_committed_request_is_served_when_northd_reports_its_nb_cfg_and_frees_its_connection():
+    reply = {"id": 0, "error": None, "result": [{"uuid": ["uuid", "a"]}, {"count": 1}, {"rows": [{"nb_cfg": 7}]}]}
+    update = {"method": "update", "params": ["bmwg-wait", {"NB_Global": {"g": {"new": {"sb_cfg": 7}, "old": {}}}}]}
+    w = worker_waiting_for_sb_cfg([(0, [{"id": "bmwg-wait", "result": {"NB_Global": {"g": {"new": {"sb_cfg": 5}}}},
+                                         "error": None}, reply])])
+    assert w.answered[0] == 10 and w.status[0] == 200 and w.waiting[0] == {0: 7} and not w.free and w.done == 0
+    w.replies(0, [{"id": "echo", "method": "echo", "params": []}])
+    assert b'"result": []' in bytes(w.out[0]) or b'"result":[]' in bytes(w.out[0])
+    w.replies(0, [update])
+    assert w.served[0] == 30 and w.done == 1 and list(w.free) == [0] and w.waiting[0] == {}
+    # a transaction that failed, or set no nb_cfg, is done at its answer and never served
+    w = worker_waiting_for_sb_cfg([(1, [{"id": 1, "result": [{}, {"error": "constraint violation"}], "error": None}])])
+    assert w.status[1] == 409 and w.served[1] == 0 and w.done == 1 and list(w.free) == [1]
+    w = worker_waiting_for_sb_cfg([(1, [{"id": 1, "result": [{}], "error": None}])])
+    assert w.status[1] == 500 and w.done == 1
+    assert nl.sb_cfg_of({"NB_Global": {"g": {"new": {"sb_cfg": 3}}, "h": {"old": {}}}}) == 3
+    assert nl.sb_cfg_of(None) is None and nl.nb_cfg_of([{"rows": [{"nb_cfg": 4}]}]) == 4 and nl.nb_cfg_of([]) is None
+    assert "wait is" in nl.LoadSpec("h", 1, 1, 1, wait="sb_cfg").problems()[0]

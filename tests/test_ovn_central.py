@@ -42,12 +42,10 @@ def test_cpu_is_a_share_of_one_core_and_none_without_wall_time():
 
 def test_the_skip_reason_names_every_missing_piece_and_where_it_comes_from():
     p = OvnNbParams()
-    assert missing_tools(sb_schema=p.sb_schema, which=lambda t: f"/usr/bin/{t}", exists=lambda path: True,
-                         importable=bool) is None
+    assert missing_tools(sb_schema=p.sb_schema, which=lambda t: f"/usr/bin/{t}", exists=lambda path: True) is None
     why = missing_tools(sb_schema=p.sb_schema, which=lambda t: None if t == "ovn-northd" else "/x",
-                        exists=lambda path: "sb" not in path, importable=lambda name: False)
+                        exists=lambda path: "sb" not in path)
     assert "ovn-northd not found on PATH" in why and "ovn-sb.ovsschema is absent" in why and "--ovn-sb-schema" in why
-    assert "ovsdbapp is not installed" in why and "--no-deps" in why
 
 
 def test_the_report_table_is_one_row_per_concurrency_with_rally_columns_and_cpu():
@@ -63,6 +61,13 @@ def test_the_report_table_is_one_row_per_concurrency_with_rally_columns_and_cpu(
     assert "| 100 | 2 | 90.5 | 40 |" in rows[0]
     assert tables.render_tables([{"benchmark": "test_other"}]) == []
     assert "Neutron" in ML2_NOTE
+
+
+def no_central_left() -> None:
+    psutil = pytest.importorskip("psutil")
+    left = [p.pid for p in psutil.process_iter(["cmdline"])
+            if "bmwg-ovn-central-" in " ".join(p.info["cmdline"] or ())]
+    assert not left, f"central processes outlived the run: {left}"
 
 
 @pytest.mark.integration
@@ -94,7 +99,107 @@ def test_the_suite_provisions_on_a_real_ovn_central_and_leaves_no_process(tmp_pa
     report = (out / "report.md").read_text()
     assert "## OVN Northbound Provisioning — ★ extra" in report and "| 2 |" in report
     check_results_files(out)
-    psutil = pytest.importorskip("psutil")
-    left = [p.pid for p in psutil.process_iter(["cmdline"])
-            if "bmwg-ovn-central-" in " ".join(p.info["cmdline"] or ())]
-    assert not left, f"central processes outlived the run: {left}"
+    no_central_left()
+
+
+# --------------------------------------------------------------------------- the scaling point against OVN
+
+def test_the_southbound_monitor_keeps_the_first_instant_of_each_binding_and_answers_echo():
+    import json
+
+    from fixtures.families.ovn_load import PortBindings
+    clock = iter(range(100, 1000, 100))
+    w = PortBindings(1, clock=lambda: next(clock))
+    assert json.loads(w.request())["params"][2]["Port_Binding"]["select"]["insert"] is True
+    assert w.handle({"id": "bmwg-monitor", "result": {}, "error": None}) is None
+    update = {"method": "update", "params": ["bmwg", {"Port_Binding": {
+        "u1": {"new": {"logical_port": "bmwg-nb-1"}}, "u2": {"new": {"logical_port": "bmwg-nb-2"}}}}]}
+    w.handle(update)
+    w.handle({"method": "update", "params": ["bmwg", {"Port_Binding": {"u1": {"new": {"logical_port": "bmwg-nb-1"}},
+                                                                       "u3": {"old": {}}}}]})
+    assert w.served(["bmwg-nb-2", "bmwg-nb-1", "bmwg-nb-9"]) == [100, 100, 0] and w.count() == 2
+    assert json.loads(w.handle({"id": "echo", "method": "echo", "params": ["x"]})) == \
+        {"id": "echo", "result": ["x"], "error": None}
+    w.handle({"id": "bmwg-monitor", "result": None, "error": "unknown database"})
+    assert "refused the monitor" in w.errors[0]
+
+
+def test_a_port_request_inserts_the_port_and_adds_it_to_its_switch_in_one_transaction():
+    import json
+
+    from fixtures.families.ovn_load import port_request, switch_ops
+    req = json.loads(port_request("bmwg-nb-7", "uuid-ls", 6))
+    assert req["id"] == 6 and req["method"] == "transact" and req["params"][0] == "OVN_Northbound"
+    insert, mutate = req["params"][1:]
+    assert insert["row"] == {"name": "bmwg-nb-7"} and mutate["where"] == [["_uuid", "==", ["uuid", "uuid-ls"]]]
+    assert mutate["mutations"] == [["ports", "insert", ["named-uuid", insert["uuid-name"]]]]
+    ops = switch_ops(2, 3, "t")
+    switches = [op for op in ops if op["table"] == "Logical_Switch"]
+    assert len(ops) == 8 and [s["row"]["name"] for s in switches] == ["t-ls0", "t-ls1"]
+    assert len(switches[1]["row"]["ports"][1]) == 3
+
+
+def test_a_central_has_one_to_seven_members():
+    from fixtures.devices.ovn_central import OvnCentral
+    assert OvnCentral("/tmp/x", members=3).n == 3
+    with pytest.raises(ValueError, match="1..7 members"):
+        OvnCentral("/tmp/x", members=8)
+
+
+@pytest.mark.integration
+def test_the_scaling_point_of_a_standalone_and_a_clustered_ovn_central_through_the_suite(tmp_path):
+    """The northbound scaling point against OVN at 1 and 3 members, as a user types it: both cells, the deployment
+    table with the overhead, every central process ended."""
+    import json
+
+    from helpers import pytest_run
+    from results_check import check_results_files
+
+    why = OvnNbParams().central(tmp_path).unavailable()
+    if why:
+        pytest.skip(why)
+    out = tmp_path / "r"
+    r = pytest_run("suites", "-k", "ovn_northbound_scaling", "--cluster-nodes", "1,3", "--repetitions", "1",
+                   "--nb-td", "0.5", "--nb-rest", "0.1", "--nb-max-rate", "800", "--report-dir", str(out), "-rs",
+                   timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    data = json.loads((out / "results.json").read_text())
+    entries = [b for b in data["benchmarks"] if b["benchmark"] == "test_ovn_northbound_scaling"]
+    assert [b["variant"] for b in entries] == ["async-4x1", "async-4x1-3n"]
+    for b, n in zip(entries, (1, 3)):
+        t = b["trials"][0]
+        assert t["ok"] and t["value"] > 0 and t["details"]["nodes"] == n and b["deployment"]["nodes"] == n
+        assert all(step["served"] > 0 for step in t["details"]["curve"])
+    assert entries[0]["deployment"]["overhead_text"] == "— (the reference)"
+    assert entries[1]["deployment"]["overhead"] is not None
+    assert len(entries[1]["trials"][0]["details"]["resources"]["members"]) == 7      # 3 NB, 3 SB, northd
+    report = (out / "report.md").read_text()
+    assert "Northbound scaling point by deployment" in report and "| ovn-central | 3 | async |" in report
+    check_results_files(out)
+    no_central_left()
+
+
+def test_an_iteration_is_one_transaction_that_bumps_nb_cfg_and_reads_it_back():
+    import json
+
+    from fixtures.families.ovn_nb import iteration_request
+    req = json.loads(iteration_request("c8-r1-ls3", 2, 3))
+    ops = req["params"][1:]
+    assert req["id"] == 3 and [op["op"] for op in ops] == ["insert", "insert", "insert", "mutate", "select"]
+    assert ops[2]["row"]["ports"] == ["set", [["named-uuid", "p0"], ["named-uuid", "p1"]]]
+    assert ops[3]["mutations"] == [["nb_cfg", "+=", 1]] and ops[4]["columns"] == ["nb_cfg"]
+
+
+def test_each_iteration_is_served_within_the_timeout_or_fails_saying_why():
+    from array import array
+
+    from emulator import nbload as nl
+    from fixtures.families.ovn_nb import iterations_of
+    ms = 1_000_000
+    a = nl.Answers(0, 1e6, array("q", [0] * 5), array("q", [10 * ms, 10 * ms, 10 * ms, 10 * ms, 0]),
+                   array("q", [12 * ms, 0, 11 * ms, 12 * ms, 0]), array("h", [200, 0, 409, 200, 0]),
+                   served=array("q", [30 * ms, 0, 0, 5000 * ms, 0]))
+    its = iterations_of(a, 2.0)
+    assert its[0].ok and its[0].total_ms == 20.0 and its[0].commit_ms == 2.0
+    assert [it.error.split(" ")[0] for it in its[1:]] == ["no", "transaction", "took", "never"]
+    assert "more than --ovn-timeout 2 s" in its[3].error
