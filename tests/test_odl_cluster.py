@@ -141,3 +141,43 @@ def test_a_member_that_does_not_rejoin_is_started_once_more_within_a_shorter_tim
     with pytest.raises(ControllerError, match="handshake"):
         c._restart(never)
     assert never.starts == 2 and never.ready_timeout == 600.0
+
+
+def test_a_member_is_ready_only_once_its_karaf_log_says_system_ready_since_its_start(tmp_path):
+    from fixtures.devices.odl_cluster import system_ready_since
+    log = tmp_path / "karaf.log"
+    assert not system_ready_since(log, 0)                      # no log yet
+    log.write_bytes(b"... | System ready; AKA: Aye captain ...\n")
+    offset = log.stat().st_size                                 # the earlier start's line does not count
+    with open(log, "ab") as f:
+        f.write(b"... | Failed, some bundles did not start (SystemReadyListeners are not called)\n")
+    assert not system_ready_since(log, offset)
+    with open(log, "ab") as f:
+        f.write(b"... | SimpleSystemReadyMonitor | System ready; AKA: Aye captain, all warp coils ...\n")
+    assert system_ready_since(log, offset)
+    log.write_bytes(b"System ready;\n")                         # rolled over: shorter than the offset, read whole
+    assert system_ready_since(log, offset)
+
+
+def test_a_member_started_again_keeps_its_instance_until_the_cluster_stops(tmp_path, monkeypatch):
+    from fixtures.devices.odl_cluster import OdlMember
+    c = OdlCluster(tmp_path)
+    m = OdlMember(tmp_path, 1, c)
+    made = []
+    monkeypatch.setattr(m, "require_available", lambda: None)
+    monkeypatch.setattr(m, "_launch", lambda: None)
+
+    def prepare():
+        made.append(tmp_path / f"inst{len(made)}")
+        made[-1].mkdir()
+        m.instance = made[-1]
+    monkeypatch.setattr(m, "_prepare_instance", prepare)
+    m.launch()                                  # the first start: a fresh instance
+    m.keep_instance = True
+    m._remove_instance()                        # stopped while the cluster runs: kept
+    m.launch()
+    assert made == [tmp_path / "inst0"] and m.instance.exists()
+    c.members = [m]
+    monkeypatch.setattr(type(m).__mro__[1], "stop", lambda self: self._remove_instance())
+    c.stop()                                    # the cluster's end removes it
+    assert not made[0].exists() and m.instance is None and m.keep_instance is False
