@@ -30,25 +30,15 @@ def test_northbound_scaling_point(request, benchmark_run, nb_device, path_emulat
                                   nb_alone):
     p = bmwg.nbload
     mode, topology, nodes = nb_cell
-    benchmark_run.table(nbload.deployment_table())
+    ceiling = nbload.open_cell(benchmark_run, bmwg, nb_cell, generator_ceiling)
     if nodes == 1:
-        target = request.getfixturevalue("path_controller")("proactive")
+        target = nbload.standalone(request.getfixturevalue("path_controller")("proactive"))
     else:
         nbload.start_cluster(benchmark_run, nb_device)
         target = nbload.clustered(nb_device)
-    if len(nbload.node_counts(bmwg)) > 1:       # python -m reports series: the figure against the node count
-        benchmark_run.series(nbload.series_name(bmwg, nb_cell), nodes)
     path_emulator.fabric = nbload.flow_fabric()
-    ceiling, why = generator_ceiling()
-    if ceiling:
-        benchmark_run.context("generator_ceiling", ceiling)
-    else:
-        benchmark_run.note(f"the generator's ceiling was not measured: {why}")
     benchmark_run.parameters(**nbload.run_parameters(target, p, mode, topology))
-    benchmark_run.columns([("t_sr_at_scaling_point", "T_SR at the point"), ("delta_per_cpu", "δ (per CPU)"),
-                           ("not_held_above", "η < η0 at"), ("accepted", "Accepted"), ("stopped", "Stopped early")])
     entry = benchmark_run.trials(lambda index: nbload.scaling_repetition(
-        path_emulator, target, p, mode, topology, ceiling and ceiling["answered_per_s"], benchmark_run.progress))
-    nbload.conclude(benchmark_run, entry, p)
-    nbload.deployment_context(benchmark_run, entry, nb_cell, p, nb_alone, bmwg.run.controller.kind)
+        path_emulator, target, p, mode, topology, ceiling, benchmark_run.progress))
+    nbload.close_cell(benchmark_run, entry, nb_cell, p, nb_alone, bmwg.run.controller.kind)
     benchmark_run.finish(lambda e: all(t["value"] > 0 for t in e["trials"] if t.get("ok")))
