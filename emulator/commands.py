@@ -235,11 +235,14 @@ class Connected(Response):
     connected: int
     failures: tuple = ()         # ((datapath id, reason), ...)
     retries: int = 0
+    masters: int = 0             # a cluster's switches: those with a MASTER session when the roles settled
+    unmastered: tuple = ()       # (datapath id, ...) with none: their PACKET_INs go to their first EQUAL session
 
     @classmethod
     def merge(cls, answers: list) -> "Connected":
         return cls(sum(a.connected for a in answers), tuple(f for a in answers for f in a.failures),
-                   sum(a.retries for a in answers))
+                   sum(a.retries for a in answers), sum(a.masters for a in answers),
+                   tuple(d for a in answers for d in a.unmastered))
 
 
 @wire
@@ -572,10 +575,16 @@ class StopRamp(Command):
     answered: ClassVar[bool] = False
 
 
+ROLE_WAIT_S = 10.0    # ConnectSwitches to a cluster: seconds for every switch to get a MASTER session after connecting
+
+
 @wire
 @dataclass(frozen=True)
 class ConnectSwitches(Command):
-    """§5.1.2/§5.1.3: connect traffic switches ``datapath_ids`` and keep them for the trials."""
+    """§5.1.2/§5.1.3: connect traffic switches ``datapath_ids`` and keep them for the trials.  ``address``: the
+    controller's (host, port), or a cluster's ((host, port), ...): each switch then has one session per member,
+    which share its OpenFlow 1.3 roles, and sends its PACKET_INs on its MASTER session (or, without one, on its
+    first EQUAL session; never a SLAVE's)."""
     response: ClassVar[type] = Connected
     address: tuple
     versions: tuple

@@ -40,9 +40,11 @@ from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
 from . import codec, frames
+from . import roles as rl
 from .commands import (
     CLOSE_LOCAL,
     CLOSE_PROTOCOL,
+    ROLE_WAIT_S,
     Announced,
     AnnounceDestinations,
     Connected,
@@ -86,6 +88,7 @@ class TrafficSwitch(PushProducer, SwitchProtocol):
         self.mac_prefix = frames.src_mac(spec.datapath_id, 0)[:3]
         self.host_mac = frames.host_mac(spec.datapath_id)
         self.t_last_answer: Optional[int] = None   # the controller's answer to the host's announcement
+        self.member = 0             # the cluster member this session is to (0 for a controller alone)
         self.reset_counts(0)
 
     # ------------------------------------------------------------------ per-trial state
@@ -519,27 +522,73 @@ class SwitchSet(RampLedger):
         super().__init__()
         self.template = frames.build_template(self.p.frame_kind, self.p.frame_size)
         self._ring = ring_size(len(cmd.datapath_ids))
-        self.ramp = Ramp.from_params(cmd.ramp, reactor, tuple(cmd.address), cmd.datapath_ids, self._build, self,
-                                     settle_first=True, source_base=source_base)
+        address = tuple(cmd.address)
+        self.cluster = bool(address) and isinstance(address[0], (tuple, list))
+        self.roles: dict = {}          # a cluster's switches: dpid -> the RoleTable its sessions share
+        if self.cluster:
+            members = tuple(tuple(a) for a in address)
+            keys = [(dpid, i) for dpid in cmd.datapath_ids for i in range(len(members))]
+            self.ramp = Ramp.from_params(cmd.ramp, reactor, members[0], keys, self._build, self, settle_first=True,
+                                         source_base=source_base, address_of=lambda key: members[key[1]])
+        else:
+            self.ramp = Ramp.from_params(cmd.ramp, reactor, address, cmd.datapath_ids, self._build, self,
+                                         settle_first=True, source_base=source_base)
 
     # ------------------------------------------------------------------ connecting
-    def _build(self, index: int, dpid: int) -> TrafficSwitch:
+    def _build(self, index: int, key) -> TrafficSwitch:
+        dpid, member = key if self.cluster else (key, 0)
+        kwargs = {"roles": self.roles.setdefault(dpid, rl.RoleTable())} if self.cluster else {}
         sw = TrafficSwitch(SwitchSpec.simple(dpid, tuple(self.cmd.versions), n_ports=2), self.reactor, self.ramp,
-                           ring=self._ring, handshake_timeout=self.cmd.ramp.handshake_timeout, now_ns=self.now_ns)
+                           ring=self._ring, handshake_timeout=self.cmd.ramp.handshake_timeout, now_ns=self.now_ns,
+                           **kwargs)
+        sw.member = member
         self.sessions.append(sw)
         return sw
 
     def connect(self) -> Deferred:
         def done(_):
-            self.switches.sort(key=lambda sw: sw.spec.datapath_id)
-            return Connected(connected=len(self.switches), failures=tuple(self.failures), retries=self.ramp.retried)
+            self.switches.sort(key=lambda sw: (sw.spec.datapath_id, sw.member))
+            if self.cluster and not self.failures:
+                return self._roles_settled()
+            return self._connected()
         return self.ramp.start().addCallback(done)
+
+    def _connected(self) -> Connected:
+        unmastered = tuple(sorted(d for d, t in self.roles.items() if t.master() is None))
+        return Connected(connected=len(self.switches), failures=tuple(self.failures), retries=self.ramp.retried,
+                         masters=len(self.roles) - len(unmastered), unmastered=unmastered)
+
+    def _roles_settled(self) -> Deferred:
+        """A cluster's switches, once each has a MASTER session or :data:`ROLE_WAIT_S` has passed (a cluster of
+        EQUAL members, Faucet's, sends no ROLE_REQUEST: its switches keep their first EQUAL session)."""
+        done: Deferred = Deferred()
+        began = self.now_ns()
+
+        def check():
+            waiting = any(t.master() is None for t in self.roles.values())
+            if not waiting or self.now_ns() - began >= ROLE_WAIT_S * 1e9:
+                done.callback(self._connected())
+            else:
+                self.reactor.callLater(0.01, check)
+        check()
+        return done
 
     def session_ready(self, session: TrafficSwitch) -> None:
         self.switches.append(session)
 
     def live(self) -> list:
-        return [sw for sw in self.switches if not sw.closed]
+        """The sessions that send: one per switch (a cluster's switch: its MASTER session, else its first EQUAL
+        one, never a SLAVE), still open."""
+        live = [sw for sw in self.switches if not sw.closed]
+        if not self.cluster:
+            return live
+        out, seen = [], set()
+        for sw in sorted(live, key=lambda sw: (sw.roles.role_of(sw) != rl.MASTER, sw.member)):
+            dpid = sw.spec.datapath_id
+            if dpid not in seen and sw.roles.role_of(sw) != rl.SLAVE:
+                seen.add(dpid)
+                out.append(sw)
+        return sorted(out, key=lambda sw: sw.spec.datapath_id)
 
     def refresh_block(self, sw: TrafficSwitch) -> None:
         """(Re)build a switch's PACKET_IN block when it has none or the controller changed miss_send_len."""

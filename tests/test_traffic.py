@@ -292,3 +292,87 @@ def test_announcements_are_repeated_until_each_switch_is_answered():
         net.advance(0.01)
     (a,) = got
     assert a.confirmed == 1 and a.unconfirmed == (2,) and a.sent == 2 + 4 and a.waited_s == pytest.approx(1.0, 0.02)
+
+
+# --------------------------------------------------------------------------- a cluster's switches (RFC 8456 §3.2)
+
+def cluster_set(n_switches=2, members=3):
+    """A SwitchSet connected to a cluster of ``members``: every session built by the set and handshaken on a
+    StringTransport (the ramp, which would dial, is not started)."""
+    from emulator.commands import ConnectSwitches
+    from emulator.params import AsyncParams, RampParams
+    from emulator.traffic import SwitchSet
+
+    clock = Clock()
+    address = tuple(("127.0.0.1", 6000 + i) for i in range(members))
+    cmd = ConnectSwitches(address, (OFP13,), tuple(range(1, n_switches + 1)), AsyncParams(), RampParams())
+    s = SwitchSet(clock, cmd, now_ns=lambda: int(round(clock.seconds() * 1e9)))
+    assert s.cluster and s.ramp.keys == [(d, i) for d in range(1, n_switches + 1) for i in range(members)]
+    for index, key in enumerate(s.ramp.keys):
+        sw = s._build(index, key)
+        sw.listener = s            # told of its handshake and its close directly, as the ramp passes them on
+        sw.makeConnection(StringTransport())
+        hello = codec.encode_hello(OFP13, 1, (OFP10, OFP13))
+        sw.dataReceived(hello + codec.header(OFP13, codec.FEATURES_REQUEST, 8, 2))
+        sw.transport.clear()
+    assert len(s.switches) == len(s.ramp.keys)
+    return s, clock
+
+
+def role(sw, which, generation=1):
+    sw.dataReceived(codec.encode_role_request(5, which, generation))
+    (reply,), _ = codec.split_frames(sw.transport.value())
+    sw.transport.clear()
+    return reply
+
+
+def test_a_clusters_switch_sends_on_its_master_session_and_never_on_a_slaves():
+    from emulator.roles import MASTER, SLAVE
+    s, _ = cluster_set(n_switches=2, members=3)
+    by = {(sw.spec.datapath_id, sw.member): sw for sw in s.sessions}
+    # no ROLE_REQUEST yet: every session is EQUAL, each switch sends on its first (member 0)
+    assert [(sw.spec.datapath_id, sw.member) for sw in s.live()] == [(1, 0), (2, 0)]
+    role(by[(1, 2)], MASTER)
+    role(by[(1, 0)], SLAVE)
+    role(by[(2, 1)], MASTER)
+    assert [(sw.spec.datapath_id, sw.member) for sw in s.live()] == [(1, 2), (2, 1)]
+    # the switch's sessions share its roles: a new MASTER demotes the old one to SLAVE
+    role(by[(1, 1)], MASTER, generation=2)
+    assert s.roles[1].role_of(by[(1, 2)]) == SLAVE
+    assert [(sw.spec.datapath_id, sw.member) for sw in s.live()] == [(1, 1), (2, 1)]
+    got = s._connected()
+    assert got.masters == 2 and got.unmastered == () and got.connected == 6
+    by[(2, 1)].connectionLost(None)
+    assert [(sw.spec.datapath_id, sw.member) for sw in s.live()] == [(1, 1), (2, 0)]   # its master gone: EQUAL
+
+
+def test_a_clusters_switches_wait_for_their_masters_at_most_the_role_wait():
+    from emulator.commands import ROLE_WAIT_S
+    from emulator.roles import MASTER
+    s, clock = cluster_set(n_switches=2, members=2)
+    got = []
+    s._roles_settled().addCallback(got.append)
+    by = {(sw.spec.datapath_id, sw.member): sw for sw in s.sessions}
+    clock.advance(0.5)
+    role(by[(1, 1)], MASTER)
+    clock.advance(0.5)
+    assert got == []
+    role(by[(2, 1)], MASTER)
+    clock.advance(0.02)
+    assert got and got[0].masters == 2 and got[0].unmastered == ()
+    # a cluster of EQUAL members sends no ROLE_REQUEST: the switches go on after the wait, on their first session
+    s, clock = cluster_set(n_switches=2, members=2)
+    got = []
+    s._roles_settled().addCallback(got.append)
+    clock.advance(ROLE_WAIT_S - 0.1)
+    assert got == []
+    clock.advance(0.2)
+    assert got[0].masters == 0 and got[0].unmastered == (1, 2)
+
+
+def test_a_controller_alone_keeps_one_session_per_switch():
+    from emulator.commands import ConnectSwitches
+    from emulator.params import AsyncParams, RampParams
+    from emulator.traffic import SwitchSet
+    s = SwitchSet(Clock(), ConnectSwitches(("127.0.0.1", 6653), (OFP13,), (1, 2, 3), AsyncParams(), RampParams()))
+    assert not s.cluster and list(s.ramp.keys) == [1, 2, 3]
