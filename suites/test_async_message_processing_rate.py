@@ -3,6 +3,7 @@
 import pytest
 
 from fixtures.families import async_msgs as am
+from fixtures.families import deployments
 from fixtures.families.async_msgs import LOSS_FREE_RULE, SEARCH_METHOD
 
 DEFINITION = (
@@ -22,8 +23,10 @@ LOSS_FREE = {"title": "Loss-Free Asynchronous Message Processing Rate", "symbol"
 @pytest.mark.rfc8456(section="5.1.3", category="performance", title="Maximum Asynchronous Message Processing Rate",
                      symbol="Maximum APR", unit="responses/s", higher_is_better=True, definition=DEFINITION,
                      measurement_point=MEASUREMENT_POINT, needs=am.NEEDS,
-                     derived={"test_async_message_processing_rate_loss_free": LOSS_FREE})
-def test_async_message_processing_rate(benchmark_run, async_emulator, emulator_ceiling, controller, async_switches):
+                     derived={"test_async_message_processing_rate_loss_free": LOSS_FREE}, device="deployment")
+def test_async_message_processing_rate(benchmark_run, async_emulator, emulator_ceiling, bmwg, async_switches,
+                                       deployment, deployment_nodes):
+    controller = deployment        # the controller alone, or a cluster of it (--cluster-nodes)
     em = async_emulator(async_switches)
     p = em.p
     run = benchmark_run.parameters(
@@ -31,6 +34,7 @@ def test_async_message_processing_rate(benchmark_run, async_emulator, emulator_c
         resolution=f"{p.rate_resolution:g} × rate", P_percent=p.tolerance * 100, max_trials_per_level=p.max_confirm,
         between_trials=f"until the controller has been silent for {p.rest:g} s (at most 120 s)")
     run.series("number of switches", async_switches)
+    deployments.on_axis(run, bmwg, controller, deployment_nodes, f"{async_switches} switches")
     run.columns([("max_offered_rate", "Max offered rate (Ntx1/Td)"), ("loss_free_apr", "Loss-Free APR"),
                  ("resolution_rate", "Loss-free resolution (/s)"), ("maximum_confirmed", "Confirmed ±P")])
     run.context("preflight", am.preflight_or_skip(run, em, controller))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fixtures.families import topology
+from fixtures.families import deployments, topology
 
 DEFINITION = (
     "DT = Tmn − Tm1. Tm1: the first discovery PACKET_OUT (LLDP or BDDP) the emulator reads from the controller. "
@@ -20,9 +20,9 @@ MEASUREMENT_POINT = (
 
 @pytest.mark.rfc8456(section="5.1.1", category="performance", title="Network Topology Discovery Time", symbol="DT",
                      unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
-                     needs=topology.NEEDS)
+                     needs=topology.NEEDS, device="deployment")
 def test_network_topology_discovery_time(benchmark_run, topology_emulator, discovery_controller, bmwg,
-                                         deployed_topology):
+                                         deployed_topology, deployment_nodes):
     topo, p, controller = deployed_topology, bmwg.discovery, discovery_controller
     run = benchmark_run.parameters(
         **topology.run_parameters(controller, topo),
@@ -31,6 +31,7 @@ def test_network_topology_discovery_time(benchmark_run, topology_emulator, disco
         compared=topology.compared(controller, p), identical_answers_end_trial=p.identical, timeout_s=p.timeout,
         emulator_shards=topology_emulator.shards, host_refresh_s=p.host_refresh)
     run.series("number of nodes", len(topo.switches))
+    deployments.on_axis(run, bmwg, controller, deployment_nodes, topo.kind)   # over the node count, when swept
     run.columns([("nodes", "Nodes"), ("links", "Links"), ("hosts", "Hosts"), ("queries", "Queries"),
                  ("nb_match_after_tm1_ms", "NB match after Tm1 (ms, extra)"),
                  ("dt_last_before_match_ms", "Last LLDP before match (ms, extra)"),

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fixtures.families import paths
+from fixtures.families import deployments, paths
 
 DEFINITION = (
     "PPR = Ndf / Td, from data-plane observation of path activation (as the RFC asks). The table-miss action is "
@@ -17,8 +17,9 @@ MEASUREMENT_POINT = ("northbound client at I2 (Td starts at the first request) a
 
 @pytest.mark.rfc8456(section="5.1.7", category="performance", title="Proactive Path Provisioning Rate", symbol="PPR",
                      unit="paths/s", higher_is_better=True, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
-                     needs=paths.PROACTIVE)
-def test_proactive_path_provisioning_rate(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
+                     needs=paths.PROACTIVE, device="deployment")
+def test_proactive_path_provisioning_rate(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology,
+                                          deployment_nodes):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("proactive")
     choice = paths.start_run(
@@ -28,6 +29,7 @@ def test_proactive_path_provisioning_rate(benchmark_run, path_emulator, path_con
         columns=[("ndf", "Ndf"), ("paths_requested", "Paths requested in Td"),
                  ("sb_rate", "Paths/s at I1 (control plane)"), ("nb_request_rate", "NB requests/s"),
                  ("nb_errors", "NB errors"), ("path_switches", "Devices in path")])
+    deployments.on_axis(benchmark_run, bmwg, controller, deployment_nodes, topo.kind)
     # the embedded Ryu restarts per trial: its REST ports are read anew
     entry = benchmark_run.trials(lambda index: paths.time_outcome(paths.proactive_rate_trial(
         path_emulator, topo, controller, controller.flow_northbound(), choice, p, index), "ppr"))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fixtures.families import paths
+from fixtures.families import deployments, paths
 
 DEFINITION = (
     "PPT = Tdf1 − Tsf1 (the RFC body's definition). Tsf1: the first northbound request that installs the path, sent "
@@ -18,8 +18,9 @@ MEASUREMENT_POINT = (
 
 @pytest.mark.rfc8456(section="5.1.5", category="performance", title="Proactive Path Provisioning Time", symbol="PPT",
                      unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
-                     needs=paths.PROACTIVE)
-def test_proactive_path_provisioning_time(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
+                     needs=paths.PROACTIVE, device="deployment")
+def test_proactive_path_provisioning_time(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology,
+                                          deployment_nodes):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("proactive")
     choice = paths.start_run(
@@ -28,6 +29,7 @@ def test_proactive_path_provisioning_time(benchmark_run, path_emulator, path_con
         columns=[("path_switches", "Devices in path"), ("nb_requests", "NB requests"),
                  ("nb_requests_ms", "NB requests answered (ms)"),
                  ("data_plane_ms", "NB request → first frame at TP2 (ms)")])
+    deployments.on_axis(benchmark_run, bmwg, controller, deployment_nodes, topo.kind)
     # the embedded Ryu restarts per trial: its REST ports are read anew
     entry = benchmark_run.trials(lambda index: paths.time_outcome(paths.proactive_time_trial(
         path_emulator, topo, controller, controller.flow_northbound(), choice, p, index), "ppt_ms"))

@@ -10,7 +10,6 @@ import pytest
 from fixtures.devices.base import ControllerError
 from fixtures.families.datastore import (
     DatastoreParams,
-    NotOdl,
     crud_shard,
     make_cluster,
     member_by_role,
@@ -180,7 +179,8 @@ def test_the_options_and_the_device_for_another_controller():
             timeout_list(bad)
     assert DatastoreParams().problems() == []
     assert "--shard-poll must be at least 5 ms" in DatastoreParams(poll_ms=1).problems()[0]
-    why = NotOdl("ryu").unavailable()
+    from types import SimpleNamespace as NS
+    why = make_cluster(NS(run=NS(controller=NS(kind="ryu"))), 3, "per-module", None).unavailable()
     assert "not controller ryu" in why and "--controller odl" in why
 
 
