@@ -267,7 +267,7 @@ def test_several_northbounds_take_request_i_at_target_i_mod_n_and_whole_workers_
 
 def test_a_cluster_load_builds_each_request_for_the_member_it_goes_to():
     from fixtures.devices.flow_nb import make_flows
-    em = SimpleNamespace(topology=fam.switches_only(2))
+    em = SimpleNamespace(topology=fam.switches_only(2), state=lambda: SimpleNamespace(data_plane=None))
     fnbs = [make_flows("ryu", f"http://127.0.0.1:{port}") for port in (8081, 8082, 8083)]
     load = fam.FlowLoad(em, fnbs, P, "async", None, progress=lambda _: None)
     reqs, keys = load.requests(6)
@@ -275,6 +275,42 @@ def test_a_cluster_load_builds_each_request_for_the_member_it_goes_to():
     assert hosts == [f"127.0.0.1:{p}" for p in (8081, 8082, 8083)] * 2
     assert [k[0] for k in keys] == [1, 2, 1, 2, 1, 2]                 # the switches in turn, whoever takes it
     assert len({k[1:] for k in keys}) == 6
+
+
+class Tables:
+    """The emulated switches' tables as a step leaves them, and a flow northbound that empties them."""
+
+    def __init__(self, entries: int, refuse: bool = False):
+        self.entries, self.refuse, self.deleted = entries, refuse, []
+        self.topology = fam.switches_only(2)
+        self.base_url, self.auth = "http://127.0.0.1:8080", None
+
+    def state(self):
+        return SimpleNamespace(data_plane={"flow_entries": self.entries, "flow_mods": 0})
+
+    def describe(self):
+        return "ryu flow northbound"
+
+    def delete_flows(self, dpids):
+        from fixtures.devices.northbound import NorthboundError
+        if self.refuse:
+            raise NorthboundError("DELETE /stats/flowentry/clear/1 answered HTTP 500")
+        self.deleted.append(list(dpids))
+        self.entries = 2 + (1 if len(self.deleted) > 1 else 0)      # the second reset leaves one behind
+
+
+def test_each_step_deletes_its_flows_so_the_next_starts_on_the_tables_the_first_found():
+    t = Tables(2)                       # the controller's own entries before the first step
+    load = fam.FlowLoad(t, [t], P, "async", None, progress=lambda _: None, sleep=lambda s: None)
+    assert load.baseline == 2
+    t.entries = 40
+    assert load.reset()["entries_left"] == 0 and t.deleted == [[1, 2]]
+    t.entries = 40
+    assert load.reset()["entries_left"] == 1          # recorded in the step's row of the curve
+    t = Tables(2, refuse=True)
+    load = fam.FlowLoad(t, [t], P, "async", None, progress=lambda _: None, sleep=lambda s: None)
+    with pytest.raises(fam.TrialFailed, match="the step's flows could not be deleted: DELETE /stats"):
+        load.reset()
 
 
 def test_the_deployment_sweep_puts_the_controller_alone_first_and_names_cluster_cells():

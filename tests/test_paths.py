@@ -157,6 +157,19 @@ def test_odl_flow_request_in_both_restconf_dialects_and_listing():
     assert nb.count_in(json.loads((DATA / "odl-table.json").read_text()), 2) == 2
 
 
+def test_each_flow_adapter_deletes_what_it_wrote_on_the_switches_asked():
+    assert RyuFlows("http://127.0.0.1:8080").delete_requests([1, 2]) == [
+        ("DELETE", "/stats/flowentry/clear/1"), ("DELETE", "/stats/flowentry/clear/2")]
+    assert OnosFlows("http://127.0.0.1:8181").delete_requests([1, 2]) == [
+        ("DELETE", "/onos/v1/flows/application/org.bmwg.sdn")]
+    odl = OdlFlows("http://127.0.0.1:8181")
+    assert odl.delete_requests([3]) == [
+        ("DELETE", "/rests/data/opendaylight-inventory:nodes/node=openflow%3A3/flow-node-inventory:table=0")]
+    odl.rfc8040 = False
+    assert odl.delete_requests([3]) == [
+        ("DELETE", "/restconf/config/opendaylight-inventory:nodes/node/openflow:3/table/0")]
+
+
 def test_learned_entries_name_a_unicast_address():
     assert learned(["0a:65:00:00:00:01"], []) and learned([], ["10.0.0.1"])
     assert not learned(["01:80:c2:00:00:0e"], []) and not learned(["ff:ff:ff:ff:ff:ff", None], [None])
