@@ -184,8 +184,96 @@ def test_the_options_and_the_device_for_another_controller():
     assert "not controller ryu" in why and "--controller odl" in why
 
 
-def test_a_single_member_is_no_datastore_cluster_and_skips_saying_why(tmp_path):
+def test_a_single_node_is_crud_and_rpc_baseline_but_no_reelection_cluster(tmp_path):
     from types import SimpleNamespace as NS
+
+    from fixtures.families.datastore import alone_without
     bmwg = NS(run=NS(controller=NS(kind="odl"), ready_timeout=60.0), report_dir=tmp_path, openflow=4)
     why = make_cluster(bmwg, 1, "per-module", None).unavailable()
-    assert "--cluster-nodes 1" in why and "2..7 members" in why
+    assert "--cluster-nodes 1" in why and "needs a survivor" in why
+    single = make_cluster(bmwg, 1, "per-module", None, least=1)
+    assert single.n == 1 and single.strategy == "per-module"
+
+    class Run:
+        def skip(self, reason):
+            raise pytest.skip.Exception(reason)
+    for role in ("follower", "non-owner"):
+        with pytest.raises(pytest.skip.Exception, match=f"a single node has no {role} member"):
+            alone_without(Run(), single, role)
+    alone_without(Run(), single, "leader")
+    alone_without(Run(), NS(n=3), "follower")
+
+
+# --------------------------------------------------------------------------- routed RPC
+
+def test_the_add_flow_rpc_names_the_switch_and_a_flow_of_its_own():
+    from emulator import testports as tpt
+    from fixtures.families.datastore import add_flow_rpc
+    f = tpt.synthetic_flows(1, first=7)[0]
+    path, body = add_flow_rpc(1, f)
+    assert path == "/rests/operations/sal-flow:add-flow"
+    i = body["input"]
+    assert i["node"].endswith("node[opendaylight-inventory:id='openflow:1']") and i["table_id"] == 0
+    eth = i["match"]["ethernet-match"]
+    assert eth["ethernet-source"]["address"] == ":".join(f"{b:02x}" for b in f.src_mac)
+    assert eth["ethernet-destination"]["address"] == ":".join(f"{b:02x}" for b in f.dst_mac)
+    other = add_flow_rpc(1, tpt.synthetic_flows(1, first=8)[0])[1]["input"]["match"]
+    assert other != i["match"]
+
+
+def test_the_owner_is_the_member_holding_the_switchs_master_session():
+    from types import SimpleNamespace as NS
+
+    from fixtures.families.datastore import owner_of, quiesce_flow_mods
+    members = [NS(name=f"odl-member-{k}", port=6650 + k) for k in (1, 2, 3)]
+    cluster = NS(running=lambda: members)
+    masters = iter([None, None, "127.0.0.1:6652"])
+    em = NS(timeline=lambda: NS(master_of=lambda dpid: next(masters)))
+    slept = []
+    assert owner_of(em, cluster, 1, sleep=slept.append).name == "odl-member-2" and len(slept) == 2
+    em = NS(timeline=lambda: NS(master_of=lambda dpid: None))
+    with pytest.raises(TrialFailed, match="switch 1 had no MASTER session 0 s after connecting"):
+        owner_of(em, cluster, 1, timeout=0, sleep=slept.append)
+    counts = iter([3, 9, 12, 12])
+    em = NS(state=lambda: NS(data_plane={"flow_mods": next(counts)}))
+    assert quiesce_flow_mods(em, sleep=lambda s: None) == 12
+    with pytest.raises(TrialFailed, match="keeps no flow table"):
+        quiesce_flow_mods(NS(state=lambda: NS(data_plane=None)), sleep=lambda s: None)
+
+
+def test_the_crud_and_rpc_cells_of_one_cluster_run_together_so_it_boots_once():
+    from types import SimpleNamespace as NS
+
+    from fixtures.families.datastore import pytest_collection_modifyitems
+
+    def item(name, key=None, cell=None):
+        return NS(name=name, callspec=NS(params={key: cell} if key else {}))
+    items = [item("crud-1-l", "datastore_crud_cell", (1, "per-module", "leader")),
+             item("crud-3-l", "datastore_crud_cell", (3, "per-module", "leader")),
+             item("other"),
+             item("rpc-1-o", "datastore_rpc_cell", (1, "per-module", "owner")),
+             item("rpc-3-o", "datastore_rpc_cell", (3, "per-module", "owner"))]
+    pytest_collection_modifyitems(None, None, items)
+    assert [i.name for i in items] == ["crud-1-l", "rpc-1-o", "other", "crud-3-l", "rpc-3-o"]
+
+
+def test_an_rpc_is_sent_until_the_member_asked_can_route_it_and_other_errors_fail_at_once():
+    from types import SimpleNamespace as NS
+
+    from fixtures.families.datastore import until_routable
+
+    class Client:
+        def __init__(self, answers):
+            self.answers = list(answers)
+
+        def request(self, method, path, body):
+            return self.answers.pop(0)
+    missing = NS(status=500, body=b'{"errors":"No implementation of RPC AbsoluteSchemaPath{...add-flow} available"}')
+    ok = NS(status=200, body=b"")
+    t = iter(range(100))
+    assert until_routable(Client([missing, missing, ok]), "/p", {}, sleep=lambda s: None, clock=lambda: next(t)) == 3
+    with pytest.raises(TrialFailed, match="HTTP 400"):
+        until_routable(Client([NS(status=400, body=b"bad input")]), "/p", {}, sleep=lambda s: None)
+    t = iter(range(0, 1000, 10))
+    with pytest.raises(TrialFailed, match="HTTP 500 .* for 30 s"):
+        until_routable(Client([missing] * 10), "/p", {}, sleep=lambda s: None, clock=lambda: next(t))

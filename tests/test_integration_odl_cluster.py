@@ -1,8 +1,9 @@
 """Integration: odl-cluster, three OpenDaylight members clustered on 127.0.0.1 (fixtures/devices/odl_cluster.py).
 
 The device test boots the cluster, checks that every member's JVM listens on 127.0.0.1 only (its Akka port among
-them) and that the members agree on every shard's leader, times one re-election of the default shard and a few
-CRUD requests at the leader and at a follower, and leaves no member behind.  The suite test runs §5.4.1 against
+them) and that the members agree on every shard's leader, times one re-election of the default shard, a few
+CRUD requests at the leader and at a follower and a few add-flow RPCs at a switch's owner and at another member,
+and leaves no member behind.  The suite test runs §5.4.1 against
 the cluster as a user does (``--controller odl``).  Without Maven or a Java 11 runtime they skip, saying which;
 with ``BMWG_REQUIRE_ODL`` set (``.ci/run`` sets it) they fail instead."""
 
@@ -13,9 +14,12 @@ import pytest
 from helpers import pytest_run
 from results_check import check_results_files
 
+from emulator import codec
+from emulator.params import RampParams
 from fixtures.devices.odl import missing
 from fixtures.devices.odl_cluster import OdlCluster
-from fixtures.families.datastore import DatastoreParams, crud_trial, reelection_trial
+from fixtures.fabric import TopologyEmulator
+from fixtures.families.datastore import RPC_FABRIC, DatastoreParams, crud_trial, reelection_trial, rpc_trial
 from reports.results import load_results
 
 WHY = missing()
@@ -31,7 +35,7 @@ def jvm_listeners(pid: int) -> set:
         return set()
 
 
-def test_three_members_on_loopback_agree_re_elect_a_leader_and_answer_crud_by_role(tmp_path):
+def test_three_members_on_loopback_agree_re_elect_a_leader_and_answer_crud_and_rpcs_by_role(tmp_path, shard_pool):
     if WHY is not None:
         pytest.fail(f"BMWG_REQUIRE_ODL is set and {WHY}")
     cluster = OdlCluster(tmp_path / "logs", members=3, election_timeout_s=2.0)
@@ -54,6 +58,12 @@ def test_three_members_on_loopback_agree_re_elect_a_leader_and_answer_crud_by_ro
             assert c["role"] == role and c["requests"] == 20
             assert all(0 < c[f"{op}_ms"]["min"] <= c[f"{op}_ms"]["max"]
                        for op in ("create", "read", "update", "delete"))
+        # the routed RPC: at the switch's owner, and at another member that routes it there
+        em = TopologyEmulator(lambda: shard_pool, codec.OFP13, RampParams(), 1, RPC_FABRIC)
+        for index, role in enumerate(("owner", "non-owner")):
+            r = rpc_trial(cluster, em, DatastoreParams(rpc_requests=20), role, index)
+            assert r["role"] == role and r["requests"] == 20 and r["flow_mods_at_switch"] >= 20, r
+            assert (r["member"] == r["owner"]) == (role == "owner") and 0 < r["rpc_ms"]["min"] <= r["rpc_ms"]["max"]
     finally:
         cluster.stop()
     jvms += [m.proc.pid for m in cluster.members if m.proc is not None]
