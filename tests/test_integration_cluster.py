@@ -105,3 +105,35 @@ def test_an_external_cluster_is_killed_and_restored_by_the_users_commands(tmp_pa
             pidfile = tmp_path / f"{i}.pid"
             if pidfile.exists():
                 subprocess.run(["kill", "-KILL", pidfile.read_text().strip()], check=False)
+
+
+def test_the_deployment_axis_runs_the_processing_rate_on_ryu_alone_and_on_ryu_ha(tmp_path):
+    """--cluster-nodes 1,2 against Ryu: §5.1.3 on the controller alone, then on ryu-ha of 2, whose switches connect to
+    both members and send on the session its master claimed; discovery's ryu-ha cell skips, saying why (its members
+    have no topology northbound).  One series over the node count; every process gone at the end."""
+    from helpers import pytest_run
+
+    from reports.results import load_results
+    why = RyuHaCluster(tmp_path, members=2).unavailable()
+    if why:
+        pytest.skip(why)
+    out = tmp_path / "r"
+    r = pytest_run("suites", "-k", "async_message_processing_rate or topology_discovery_time", "--controller", "ryu",
+                   "--cluster-nodes", "1,2", "--repetitions", "1", "--warmup", "0", "--trial-duration", "0.5",
+                   "--switches", "2", "--settle", "0.1", "--rest", "0.2", "--rate-step", "0.2",
+                   "--rate-resolution", "0.1", "--max-confirm", "2", "--report-dir", str(out))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    entries = {(b["benchmark"], b["variant"]): b for b in load_results(out / "results.json")["benchmarks"]}
+    alone = entries[("test_async_message_processing_rate", "2sw-1n")]
+    cluster = entries[("test_async_message_processing_rate", "2sw-2n")]
+    assert alone["outcome"]["status"] == cluster["outcome"]["status"] == "passed"
+    assert alone["parameters"]["deployment"].startswith("standalone") and alone["series_x"]["value"] == 1
+    assert cluster["parameters"]["cluster"] == "ryu-ha" and cluster["parameters"]["cluster_nodes"] == 2
+    assert cluster["series_x"] == {"name": "cluster nodes (2 switches)", "value": 2}
+    pre = cluster["preflight"]
+    assert pre["members"] == 2 and pre["switches_with_master"] == 2 and pre["switches_answered"] == 2
+    assert cluster["summary"]["n"] == 1 and cluster["summary"]["mean"] > 0
+    skipped = entries[("test_network_topology_discovery_time", "leaf-spine-2x2-2n")]
+    assert skipped["outcome"]["status"] == "skipped"
+    assert "cluster ryu-ha of 2 has no topology northbound" in skipped["outcome"]["reason"]
+    assert entries[("test_network_topology_discovery_time", "leaf-spine-2x2-1n")]["outcome"]["status"] == "passed"
