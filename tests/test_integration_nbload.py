@@ -44,7 +44,10 @@ def test_a_northbound_that_dies_under_load_ends_the_step_with_the_reason():
         took = time.monotonic() - t0
     answered = sum(1 for t in a.answered if t)
     assert 0 < answered < len(a) and took < 6
-    assert a.errors and all("closed by the northbound" in e or "recv" in e for e in a.errors), a.errors
+    # the reason names each connection and how it ended: closed, or reset under a read or a write (which of them
+    # sees the reset first is the kernel's timing)
+    assert a.errors and all("closed by the northbound" in e or "recv:" in e or "send:" in e for e in a.errors), \
+        a.errors
 
 
 def test_no_northbound_listening_is_one_clear_error():
