@@ -575,6 +575,26 @@ class StopRamp(Command):
     answered: ClassVar[bool] = False
 
 
+def controller_addresses(address, command: str) -> tuple:
+    """``address`` as ((host, port), ...): one controller's (host, port) or a cluster's ((host, port), ...);
+    EmulatorError naming ``command`` when it is neither."""
+    addr = tuple(address)
+    if len(addr) == 2 and isinstance(addr[0], str):
+        addr = (addr,)
+    out = []
+    for a in addr:
+        a = tuple(a) if isinstance(a, (tuple, list)) else ()
+        if len(a) != 2 or not isinstance(a[0], str) or isinstance(a[1], bool) or not isinstance(a[1], int) \
+                or not 0 < a[1] < 65536:
+            raise EmulatorError(f"a controller address is (host, port) with a port 1..65535 (got {address!r})")
+        out.append(a)
+    if not out:
+        raise EmulatorError(f"{command} names no controller address")
+    if len(set(out)) != len(out):
+        raise EmulatorError(f"a controller address is named twice: {address!r}")
+    return tuple(out)
+
+
 ROLE_WAIT_S = 10.0    # ConnectSwitches to a cluster: seconds for every switch to get a MASTER session after connecting
 
 
@@ -591,6 +611,10 @@ class ConnectSwitches(Command):
     datapath_ids: tuple
     params: AsyncParams
     ramp: RampParams
+
+    def controllers(self) -> tuple:
+        """The controllers as ((host, port), ...), whichever form ``address`` took."""
+        return controller_addresses(self.address, "ConnectSwitches")
 
 
 @wire
@@ -655,21 +679,7 @@ class ConnectFabric(Command):
 
     def controllers(self) -> tuple:
         """The controllers as ((host, port), ...), whichever form ``address`` took."""
-        addr = tuple(self.address)
-        if len(addr) == 2 and isinstance(addr[0], str):
-            addr = (addr,)
-        out = []
-        for a in addr:
-            a = tuple(a) if isinstance(a, (tuple, list)) else ()
-            if len(a) != 2 or not isinstance(a[0], str) or isinstance(a[1], bool) or not isinstance(a[1], int) \
-                    or not 0 < a[1] < 65536:
-                raise EmulatorError(f"a controller address is (host, port) with a port 1..65535 (got {self.address!r})")
-            out.append(a)
-        if not out:
-            raise EmulatorError("ConnectFabric names no controller address")
-        if len(set(out)) != len(out):
-            raise EmulatorError(f"a controller address is named twice: {self.address!r}")
-        return tuple(out)
+        return controller_addresses(self.address, "ConnectFabric")
 
 
 @wire

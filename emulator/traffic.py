@@ -522,16 +522,15 @@ class SwitchSet(RampLedger):
         super().__init__()
         self.template = frames.build_template(self.p.frame_kind, self.p.frame_size)
         self._ring = ring_size(len(cmd.datapath_ids))
-        address = tuple(cmd.address)
-        self.cluster = bool(address) and isinstance(address[0], (tuple, list))
+        members = cmd.controllers()
+        self.cluster = len(members) > 1
         self.roles: dict = {}          # a cluster's switches: dpid -> the RoleTable its sessions share
         if self.cluster:
-            members = tuple(tuple(a) for a in address)
             keys = [(dpid, i) for dpid in cmd.datapath_ids for i in range(len(members))]
             self.ramp = Ramp.from_params(cmd.ramp, reactor, members[0], keys, self._build, self, settle_first=True,
                                          source_base=source_base, address_of=lambda key: members[key[1]])
         else:
-            self.ramp = Ramp.from_params(cmd.ramp, reactor, address, cmd.datapath_ids, self._build, self,
+            self.ramp = Ramp.from_params(cmd.ramp, reactor, members[0], cmd.datapath_ids, self._build, self,
                                          settle_first=True, source_base=source_base)
 
     # ------------------------------------------------------------------ connecting
