@@ -322,6 +322,14 @@ class AsyncParams(Family):
     tolerance: float = option(0.05, "--rate-tolerance", "P: trials at a benchmark level repeat until two agree "
                               "within this fraction", fraction)
     max_confirm: int = option(5, "--max-confirm", "most trials at one benchmark level", positive_int)
+    search: str = option("calibrated", "--rate-search", "§5.1.3's search: calibrated (a short closed-loop "
+                         "calibration, short probing trials to bracket, full-Td trials at the two benchmark levels) "
+                         "or top-down (the RFC's literal procedure: trial 1 at the maximum possible offered rate, "
+                         "every trial Td long)", choice("calibrated", "top-down"))
+    probe_duration: float = option(0.5, "--probe-duration", "calibrated search: seconds of each calibration and "
+                                   "probing trial (at most Td)", positive_float)
+    window: int = option(16, "--calibration-window", "calibrated search: PACKET_INs each switch keeps "
+                         "outstanding in the calibration trial", positive_int)
     settle: float = option(1.0, "--settle", "seconds after connecting before traffic starts",
                            non_negative_float)
     rest: float = option(1.0, "--rest", "seconds of silence from the controller required between the trials "
@@ -375,6 +383,7 @@ class TrafficParams:
     response_type: str = "either"
     busy_poll: bool = False           # closed-loop modes: spin instead of sleeping between responses
     tick: float = 0.0                 # max mode: seconds between send rounds (0: every reactor turn)
+    window: int = 1                   # per-switch mode: requests each switch keeps outstanding (cbench's 1)
 
     def __post_init__(self):
         if self.mode not in TRAFFIC_MODES:
@@ -390,6 +399,8 @@ class TrafficParams:
             raise ValueError(f"paced mode needs a positive offered rate (got {self.rate})")
         if self.batch < 1:
             raise ValueError(f"batch must be at least 1 (got {self.batch})")
+        if self.window < 1:
+            raise ValueError(f"window must be at least 1 (got {self.window})")
 
 
 TABLE_MISS = ("controller", "drop", "table")

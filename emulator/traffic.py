@@ -6,7 +6,8 @@ it and booked once per request.  A :class:`Traffic` drives one trial over a set
 of connected switches in one of four modes:
 
 * ``serial``      one outstanding request in the whole emulator (the default for §5.1.2);
-* ``per-switch``  one outstanding request per switch (cbench's latency mode);
+* ``per-switch``  one outstanding request per switch (cbench's latency mode), or ``window`` of them (the
+                  rate search's calibration: the controller kept busy with a bounded queue);
 * ``paced``       an offered rate spread over the switches, open loop;
 * ``max``         open loop, keeping every session's send buffer full.
 
@@ -355,7 +356,7 @@ class Traffic:
             self._send_serial()
         elif mode == "per-switch":
             for sw in self.switches:
-                self._send_one(sw)
+                self._send_one(sw, self.p.window)
         else:
             self._tick()
 
@@ -415,10 +416,12 @@ class Traffic:
         if self.sending:
             self._send_serial()
 
-    def _send_one(self, sw: TrafficSwitch) -> None:
-        if self.limit is not None and sw.ntx >= self.limit:
-            return
-        if sw.closed or not sw.send_requests(1):
+    def _send_one(self, sw: TrafficSwitch, count: int = 1) -> None:
+        if self.limit is not None:
+            count = min(count, self.limit - sw.ntx)
+            if count <= 0:
+                return
+        if sw.closed or not sw.send_requests(count):
             return
         if sw.timer is not None and sw.timer.active():
             sw.timer.reset(self.p.response_timeout)
@@ -426,9 +429,11 @@ class Traffic:
             sw.timer = self.clock.callLater(self.p.response_timeout, self._per_switch_expired, sw)
 
     def _per_switch_expired(self, sw: TrafficSwitch) -> None:
+        """Nothing answered on this switch for the response timeout: what it had outstanding is lost; it sends
+        a whole window again."""
         sw.timer = None
         if self.sending:
-            self._send_one(sw)
+            self._send_one(sw, self.p.window)
 
     def _spin(self) -> None:
         """Keep the reactor polling (epoll with a zero timeout) while sending, so a response is read

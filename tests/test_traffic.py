@@ -376,3 +376,17 @@ def test_a_controller_alone_keeps_one_session_per_switch():
     from emulator.traffic import SwitchSet
     s = SwitchSet(Clock(), ConnectSwitches(("127.0.0.1", 6653), (OFP13,), (1, 2, 3), AsyncParams(), RampParams()))
     assert not s.cluster and list(s.ramp.keys) == [1, 2, 3]
+
+
+def test_a_window_keeps_that_many_requests_outstanding_per_switch_and_refills_after_the_timeout():
+    net = Net(n=2, macs=8)
+    net.traffic(mode="per-switch", window=3, response_timeout=0.1, duration=1.0)
+    a, b = net.switches
+    first = net.requests(a)
+    assert len(first) == 3 and len(net.requests(b)) == 3          # a whole window per switch at once
+    a.dataReceived(packet_out_for(OFP13, first[0]))
+    assert len(net.requests(a)) == 1 and a.open == 3                # one answer, one more request
+    net.advance(0.1005)                                             # nothing answered for the timeout
+    assert len(net.requests(a)) == 3 and len(net.requests(b)) == 3  # ... a whole window again
+    with pytest.raises(ValueError, match="window must be at least 1"):
+        TrafficParams(mode="per-switch", window=0)
