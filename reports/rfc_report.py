@@ -289,7 +289,8 @@ def render_benchmark(bench: dict, schema_version=None, pictures=()) -> list:
     return lines
 
 
-SEARCH_COLUMNS = ("trial", "mode", "offered_rate", "apr", "loss_ratio", "late", "latency_median_ms", "benchmark")
+SEARCH_COLUMNS = ("trial", "mode", "td_s", "offered_rate", "apr", "loss_ratio", "late", "latency_median_ms",
+                  "benchmark")
 
 
 def render_details(bench: dict) -> list:
@@ -316,11 +317,12 @@ def render_details(bench: dict) -> list:
     if searches:
         lines += ["### Rate search per repetition (RFC 8456 §5.1.3 reporting table)", "",
                   "Offered rate = Ntx/Td as achieved; APR = responses received within Td per second; loss ratio = "
-                  "requests without a response within the response timeout / Ntx.", ""]
+                  "requests without a response within the response timeout / Ntx. The calibrated search's "
+                  "calibration and probe trials only bracket: its figures come from the trials of the full Td.", ""]
         for t in searches:
             lines += [f"Repetition {t['index']}:", ""]
             lines += _table([tuple(row.get(c) for c in SEARCH_COLUMNS) for row in t["details"]["search"]],
-                            header=("Trial", "Mode", "Offered rate (/s)", "APR (/s)", "Loss ratio", "Late",
+                            header=("Trial", "Mode", "Td (s)", "Offered rate (/s)", "APR (/s)", "Loss ratio", "Late",
                                     "Median latency (ms)", "Benchmark at this trial"))
     if bench.get("screen"):
         lines += render_screen(bench["screen"])

@@ -4,12 +4,13 @@ import pytest
 
 from fixtures.families import async_msgs as am
 from fixtures.families import deployments
-from fixtures.families.async_msgs import LOSS_FREE_RULE, SEARCH_METHOD
+from fixtures.families.async_msgs import CALIBRATED_METHOD, LOSS_FREE_RULE, SEARCH_METHOD
 
 DEFINITION = (
     "APRn = Nrxn / Td, the PACKET_INs answered (first PACKET_OUT or FLOW_MOD matched to each) and received within "
     "Td, per second; Lrn = 1 − Nrxn'/Ntxn with Nrxn' the requests answered within the response timeout. One "
-    "repetition is the RFC's search: " + SEARCH_METHOD + " " + LOSS_FREE_RULE)
+    "repetition is one search, by --rate-search. calibrated (the default): " + CALIBRATED_METHOD + " top-down (the "
+    "RFC's literal procedure): " + SEARCH_METHOD + " " + LOSS_FREE_RULE)
 MEASUREMENT_POINT = (
     "forwarding-plane emulator at interface I1: PACKET_INs counted at the socket write, responses at the socket "
     "read (monotonic ns); offered rate = Ntx/Td as achieved, not as targeted")
@@ -32,7 +33,9 @@ def test_async_message_processing_rate(benchmark_run, async_emulator, emulator_c
     run = benchmark_run.parameters(
         **am.parameters(em, controller), Td_s=p.duration, STEP=f"{p.rate_step:g} × APR at max offered",
         resolution=f"{p.rate_resolution:g} × rate", P_percent=p.tolerance * 100, max_trials_per_level=p.max_confirm,
-        between_trials=f"until the controller has been silent for {p.rest:g} s (at most 120 s)")
+        between_trials=f"until the controller has been silent for {p.rest:g} s (at most 120 s)", search=p.search,
+        **({"probe_td_s": min(p.probe_duration, p.duration), "calibration_window_per_switch": p.window}
+           if p.search == "calibrated" else {}))
     run.series("number of switches", async_switches)
     deployments.on_axis(run, bmwg, controller, deployment_nodes, f"{async_switches} switches")
     run.columns([("max_offered_rate", "Max offered rate (Ntx1/Td)"), ("loss_free_apr", "Loss-Free APR"),

@@ -291,3 +291,101 @@ def test_an_exhausted_budget_reports_the_loss_free_level_unconfirmed():
     s = rate_search(model(1000.0, noise=[1.0, 0.97] * 30), step=0.1, tolerance=0.01, max_confirm=5, max_trials=6)
     assert len(s["rows"]) <= 7 and s["loss_free"] is not None and not s["loss_free_confirmed"]
     assert s["maximum"].apr >= s["loss_free"].apr and "budget of 6 trials ran out" in (s["budget_note"] or "")
+
+
+# --------------------------------------------------------------------------- the calibrated search
+
+def kmodel(capacity, max_offered=50_000.0, calibrated=0.95, grows=0.0, full_loses_above=None, noise=()):
+    """:func:`model` for the calibrated search: ``run(kind, rate)``.  The closed-loop calibration answers
+    ``calibrated`` × capacity; a paced trial answers up to capacity, and ``grows`` × capacity more at twice the
+    capacity and beyond (a controller that batches under load); a full-Td trial above ``full_loses_above``
+    loses though a probe there did not (a queue that builds too slowly for a short probe to see)."""
+    calls = []
+    noise = list(noise)
+
+    def run(kind, rate):
+        calls.append((kind, rate))
+        if kind == "calibrate":
+            apr = capacity * calibrated
+            return {"offered_rate": apr, "apr": apr, "loss_ratio": 0.0, "loss_free": capacity > 0}
+        offered = min(rate, max_offered)
+        extra = grows * capacity * min(1.0, max(0.0, offered / capacity - 1.0)) if capacity else 0.0
+        answered = min(offered, capacity + extra)
+        loss = max(0.0, 1 - answered / offered) if offered else 1.0
+        if kind == "full" and full_loses_above is not None and offered > full_loses_above:
+            loss = max(loss, 0.01)
+        apr = answered * (noise.pop(0) if noise and kind == "full" else 1.0)
+        return {"offered_rate": offered, "apr": apr, "loss_ratio": loss, "loss_free": loss == 0}
+
+    run.calls = calls
+    return run
+
+
+def calibrated(run, **kw):
+    from fixtures.families.async_msgs import calibrated_search
+    return calibrated_search(run, **{"step": 0.1, "tolerance": 0.05, "max_confirm": 5, "resolution": 0.01, **kw})
+
+
+@pytest.mark.parametrize("cap", [1000.0, 5000.0, 20_000.0])
+def test_the_calibrated_search_finds_what_the_top_down_search_finds(cap):
+    top_down = rate_search(model(cap, max_offered=60_000.0), step=0.1, tolerance=0.05, max_confirm=5,
+                           resolution=0.01)
+    run = kmodel(cap, max_offered=60_000.0)
+    s = calibrated(run)
+    assert run.calls[0] == ("calibrate", None)
+    assert s["maximum"].apr == pytest.approx(top_down["maximum"].apr) == pytest.approx(cap)
+    assert 0.99 * cap <= s["loss_free"].apr <= cap and 0.99 * cap <= top_down["loss_free"].apr <= cap
+    assert s["maximum_confirmed"] and s["loss_free_confirmed"]
+    assert s["resolution_rate"] is not None and s["resolution_rate"] <= 0.01 * 1.1 * cap
+    # No trial at the emulator's top rate, and the full-Td trials only at the two benchmark levels.
+    assert max(rate for kind, rate in run.calls if rate is not None) <= 2.2 * cap
+    full = {rate for kind, rate in run.calls if kind == "full"}
+    assert len(full) <= 2 and sum(kind == "full" for kind, _ in run.calls) <= 5
+
+
+def test_only_full_trials_give_the_figures():
+    s = calibrated(kmodel(1000.0))
+    assert s["maximum"].decides and s["loss_free"].decides
+    assert {r.mode for r in s["rows"]} == {"calibration", "probe", "paced"}
+    assert s["maximum"].apr == max(r.apr for r in s["rows"] if r.decides) >= s["loss_free"].apr
+    assert all(not r.benchmark for r in s["rows"] if not r.decides)
+
+
+def test_a_controller_that_answers_more_under_heavier_load_has_its_maximum_found_by_the_climb():
+    run = kmodel(1000.0, grows=0.5)            # 1000/s at capacity, 1500/s at twice the capacity and beyond
+    s = calibrated(run)
+    assert s["maximum"].apr == pytest.approx(1500.0) and s["maximum_confirmed"]
+    assert 990 <= s["loss_free"].apr <= 1000.0
+
+
+def test_a_full_trial_that_loses_moves_the_loss_free_level_below_the_probes():
+    run = kmodel(1000.0, full_loses_above=900.0)
+    s = calibrated(run)
+    assert 0.98 * 900 <= s["loss_free"].target_rate <= 900.0
+    assert all(r.loss_free for r in s["rows"] if r.decides and r.target_rate == s["loss_free"].target_rate)
+    assert s["maximum"].apr >= s["loss_free"].apr
+
+
+def test_an_underestimating_calibration_climbs_to_the_capacity():
+    s = calibrated(kmodel(20_000.0, calibrated=0.2))      # a window too small for the controller's pipeline
+    assert 0.99 * 20_000 <= s["loss_free"].apr <= 20_000 and s["maximum"].apr == pytest.approx(20_000)
+
+
+def test_a_controller_faster_than_the_emulator_is_bounded_by_its_top():
+    s = calibrated(kmodel(2000.0, max_offered=1000.0, calibrated=1.0), top=1000.0)
+    assert s["lossy_above"] is None and s["max_offered_rate"] == 1000.0
+    assert s["loss_free"].apr == pytest.approx(1000.0) and s["maximum"].apr == pytest.approx(1000.0)
+
+
+def test_no_answer_in_the_calibration_means_no_result_not_zero():
+    run = kmodel(0.0)
+    s = calibrated(run)
+    assert s["maximum"] is None and "calibration" in s["reason"] and len(run.calls) == 1
+
+
+def test_a_budget_too_small_for_a_full_trial_says_so():
+    s = calibrated(kmodel(1000.0), max_trials=3)
+    assert s["maximum"] is None and "budget" in s["reason"]
+    s = calibrated(kmodel(1000.0, noise=[1.0, 0.9] * 20), max_trials=12, tolerance=0.01)
+    assert s["maximum"] is None or s["maximum"].apr >= (s["loss_free"].apr if s["loss_free"] else 0)
+
