@@ -33,9 +33,7 @@ def test_async_message_processing_rate(benchmark_run, async_emulator, emulator_c
     run = benchmark_run.parameters(
         **am.parameters(em, controller), Td_s=p.duration, STEP=f"{p.rate_step:g} × APR at max offered",
         resolution=f"{p.rate_resolution:g} × rate", P_percent=p.tolerance * 100, max_trials_per_level=p.max_confirm,
-        between_trials=f"until the controller has been silent for {p.rest:g} s (at most 120 s)", search=p.search,
-        **({"probe_td_s": min(p.probe_duration, p.duration), "calibration_window_per_switch": p.window}
-           if p.search == "calibrated" else {}))
+        between_trials=f"until the controller has been silent for {p.rest:g} s (at most 120 s)")
     run.series("number of switches", async_switches)
     deployments.on_axis(run, bmwg, controller, deployment_nodes, f"{async_switches} switches")
     run.columns([("max_offered_rate", "Max offered rate (Ntx1/Td)"), ("loss_free_apr", "Loss-Free APR"),
