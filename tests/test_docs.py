@@ -32,7 +32,8 @@ OTHERS = {"--collect-only", "--overwrite", "--out", "--help", "--sessions", "--s
           "--controller", "--repetitions", "--switches", "--macs", "--topology", "--cpu-affinity", "--no-cache-dir",
           "--observe-links", "--ofp-listen-host", "--ofp-tcp-listen-port",  # Ryu's
           "--date", "--format", "--json", "--plots",   # reports compare
-          "--no-deps", "--wait"}   # pip; ovn-nbctl --wait=sb
+          "--no-deps", "--wait",   # pip; ovn-nbctl --wait=sb
+          "--parts"}   # selfbench known
 
 
 def attack_options() -> set:
