@@ -60,7 +60,7 @@ def test_no_northbound_listening_is_one_clear_error():
 def test_the_scaling_point_of_the_embedded_ryu_through_the_suite(tmp_path):
     out = tmp_path / "r"
     r = pytest_run("suites", "-k", "scaling and not ovn", "--repetitions", "1", "--nb-td", "0.5", "--nb-rest", "0.2",
-                   "--nb-max-rate", "1000", "--cluster-nodes", "1,3", "--report-dir", out, timeout=240)
+                   "--nb-max-rate", "500", "--cluster-nodes", "1,3", "--report-dir", out, timeout=240)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     data = json.loads((out / "results.json").read_text())
     entry, cluster = [b for b in data["benchmarks"] if b["benchmark"] == "test_northbound_scaling_point"]
@@ -71,11 +71,12 @@ def test_the_scaling_point_of_the_embedded_ryu_through_the_suite(tmp_path):
     assert entry["variant"] == "async-4x1" and entry["outcome"]["status"] == "passed"
     (trial,) = entry["trials"]
     d = trial["details"]
-    # Ryu's REST serves 1000 flows/s with room to spare: the search reaches --nb-max-rate, a lower bound
-    assert trial["value"] == 1000.0 and trial.get("lower_bound") and "--nb-max-rate" in d["stopped"]
-    assert [c["offered_rate"] for c in d["curve"]] == [250.0, 500.0, 1000.0]
+    # Ryu's REST serves 500 flows/s with room to spare (1000 held η on a fast host, 978 on a slow CI host): the
+    # search reaches --nb-max-rate, a lower bound
+    assert trial["value"] == 500.0 and trial.get("lower_bound") and "--nb-max-rate" in d["stopped"]
+    assert [c["offered_rate"] for c in d["curve"]] == [250.0, 500.0]
     assert all(c["eta"] >= 0.8 and c["latency_served_ms"]["p50"] > 0 for c in d["curve"])
-    assert d["delta_per_cpu"] == 1000.0 / d["cpus"] and d["accepted"] is True
+    assert d["delta_per_cpu"] == 500.0 / d["cpus"] and d["accepted"] is True
     assert entry["generator_ceiling"]["answered_per_s"] > 10000 and entry["acceptance"]["passed"]
     assert entry["parameters"]["client_mode"] == "async" and entry["parameters"]["number_of_hosts"] == 4
     assert "acceptance test passed" in (out / "report.md").read_text()
