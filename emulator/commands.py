@@ -137,6 +137,7 @@ class ShardInfo(Response):
     nofile_hard: int
     version: str
     python: str
+    packet_in_path: str = "python"   # emulator.fastpath.IMPL: compiled or python
 
 
 @wire

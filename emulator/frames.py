@@ -24,7 +24,7 @@ from typing import Optional
 
 import numpy as np
 
-from . import codec
+from . import codec, fastpath
 
 FRAME_KINDS = ("ipv4", "arp")
 RFC_FRAME_SIZES = (128, 512, 1508)
@@ -143,6 +143,10 @@ class PacketInBlock:
 
     def take(self, seq: int, count: int) -> bytes:
         """The messages for requests ``seq .. seq+count-1`` (xid = buffer_id = tag seq = request seq)."""
+        native = fastpath.native
+        if native is not None:
+            return native.fill(self.block, self.length, self.n, seq, count, 4, 8 if self.buffered else -1,
+                               self.data_at + TAG_AT + 4)
         if count == 1:  # closed-loop modes: three struct writes beat numpy's per-call overhead
             L = self.length
             at = (seq % self.n) * L

@@ -79,7 +79,7 @@ from collections import deque
 
 from twisted.internet.protocol import Factory, Protocol
 
-from . import codec
+from . import codec, fastpath
 from .limits import FdLimitError, raise_nofile
 
 LIMIT_MODES = ("refuse", "close", "silent", "crash", "stall", "close-all")
@@ -150,7 +150,18 @@ class NullControllerProtocol(Protocol):
         n, off = len(buf), 0
         replies = []
         answer = self.factory.answer
+        # the compiled path (emulator.fastpath) answers whole runs of buffered PACKET_INs; what it leaves (another
+        # type, an unbuffered PACKET_IN, a malformed one) is Python's.  Delayed, paced or malformed answers: Python.
+        native = fastpath.native if self.queue is None and not self.bad_answer and self.version else None
         while n - off >= 8:
+            if native is not None:
+                off, out, k, self.xid = native.packet_outs(buf, off, self.version, self.xid, answer)
+                if k:
+                    self.packet_ins += k
+                    if out:
+                        replies.append(out)
+                if n - off < 8:
+                    break
             length = (buf[off + 2] << 8) | buf[off + 3]
             if length < 8:
                 self.transport.abortConnection()

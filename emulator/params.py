@@ -379,7 +379,8 @@ class TrafficParams:
     duration: float = 10.0            # Td, seconds
     response_timeout: float = 1.0     # seconds; a request unanswered by then is lost
     rate: Optional[float] = None      # offered messages/s of this shard (paced mode)
-    batch: int = 64                   # messages per write in the open-loop modes
+    batch: int = 64                   # paced mode: messages per write, spread round-robin over the switches
+    max_batch: int = 1024             # max mode: messages per write per switch (larger writes, fewer system calls)
     response_type: str = "either"
     busy_poll: bool = False           # closed-loop modes: spin instead of sleeping between responses
     tick: float = 0.0                 # max mode: seconds between send rounds (0: every reactor turn)
@@ -397,8 +398,8 @@ class TrafficParams:
             raise ValueError(f"response timeout must be positive (got {self.response_timeout})")
         if self.mode == "paced" and not (self.rate and self.rate > 0):
             raise ValueError(f"paced mode needs a positive offered rate (got {self.rate})")
-        if self.batch < 1:
-            raise ValueError(f"batch must be at least 1 (got {self.batch})")
+        if self.batch < 1 or self.max_batch < 1:
+            raise ValueError(f"batch must be at least 1 (got {self.batch}, max mode {self.max_batch})")
         if self.window < 1:
             raise ValueError(f"window must be at least 1 (got {self.window})")
 

@@ -31,7 +31,7 @@ import threading
 import time
 from typing import Callable, Optional
 
-from . import __version__
+from . import __version__, fastpath
 from . import commands as c
 from .host import boot_id
 from .limits import FD_RESERVE, FdLimitError, die_with_parent, load_libc, raise_nofile
@@ -95,7 +95,7 @@ class Shard:
                 pass
         return c.ShardInfo(pid=os.getpid(), hostname=platform.node(), boot_id=boot_id(),
                            monotonic_ns=time.monotonic_ns(), nofile_soft=soft, nofile_hard=hard,
-                           version=__version__, python=platform.python_version())
+                           version=__version__, python=platform.python_version(), packet_in_path=fastpath.IMPL)
 
     @responder(c.Pin)
     def pin(self, cmd: c.Pin, emit) -> c.Done:

@@ -40,7 +40,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
-from . import codec, frames
+from . import codec, fastpath, frames
 from . import roles as rl
 from .commands import (
     CLOSE_LOCAL,
@@ -61,6 +61,7 @@ _U32 = struct.Struct("!I")
 _TAG = frames.TAG
 SEQ_SPAN = 1 << 24        # requests per switch per trial before sequence numbers would repeat
 BUCKETS = TrafficResult.BUCKETS
+_ZERO_COUNTERS = array("q", bytes(8 * (fastpath.CTX_LEN - fastpath.NRX)))
 CLOSE_GRACE = 2.0         # seconds a closing session may take to send what it has queued before it is reset
 
 
@@ -106,9 +107,10 @@ class TrafficSwitch(PushProducer, SwitchProtocol):
         self.mac_cursor: dict = {}
         self.timer = None
         self.bucket_sent = [0] * BUCKETS
-        self.bucket_answered = [0] * BUCKETS
-        self.bucket_rtt = [0] * BUCKETS
-        self.bucket_max_rtt = [0] * BUCKETS
+        self.bucket_answered = array("q", bytes(8 * BUCKETS))
+        self.bucket_rtt = array("q", bytes(8 * BUCKETS))
+        self.bucket_max_rtt = array("q", bytes(8 * BUCKETS))
+        self.ctx = array("q", bytes(8 * fastpath.CTX_LEN))    # the compiled path's inputs and counters
 
     def connectionMade(self):
         super().connectionMade()
@@ -176,7 +178,12 @@ class TrafficSwitch(PushProducer, SwitchProtocol):
         off = 0
         version = self.version
         limit = self.max_message_len
+        native = fastpath.native
         while n - off >= 8:
+            if native is not None:
+                off = self._match_native(native, buf, off, t, tr)
+                if n - off < 8:
+                    break
             length = (buf[off + 2] << 8) | buf[off + 3]
             if length < 8 or length > limit:
                 self._buffer = b""
@@ -201,6 +208,32 @@ class TrafficSwitch(PushProducer, SwitchProtocol):
                     return
             off = end
         self._buffer = buf[off:] if off < n else b""
+
+    def _match_native(self, native, buf, off: int, t: int, tr: "Traffic") -> int:
+        """The compiled path over ``buf`` from ``off``: what it booked added to this switch's counters; returns
+        the offset of the first message it left to Python."""
+        c = self.ctx
+        c[fastpath.T], c[fastpath.T_END], c[fastpath.T_START] = t, tr.t_end, tr.t_start
+        off, lat = native.match(buf, off, c, self.t_sent, self.s_sent, self.done, self.bucket_answered,
+                                self.bucket_rtt, self.bucket_max_rtt)
+        if lat:
+            tr.latencies.frombytes(lat)
+        (nrx, in_td, late, dup, stale, opened, not_counted, rtt_sum, po, fm, unmatched, answered) = c[fastpath.COUNTERS]
+        c[fastpath.COUNTERS] = _ZERO_COUNTERS
+        self.nrx += nrx
+        self.nrx_in_td += in_td
+        self.late += late
+        self.duplicates += dup
+        self.stale += stale
+        self.open -= opened
+        self.not_counted += not_counted
+        self.rtt_sum += rtt_sum
+        self.by_kind[KIND_PACKET_OUT] += po
+        self.by_kind[KIND_FLOW_MOD] += fm
+        tr.unmatched += unmatched
+        if answered and tr.closed_loop:
+            tr.answered(self, answered)
+        return off
 
     def _handle(self, msg, frame: bytes, t: int) -> None:
         if msg.name == "packet_out" and msg.fields.get("data", b"")[6:12] == self.host_mac:
@@ -331,6 +364,11 @@ class Traffic:
             sw.block.set_nonce(self.nonce)
             sw.reset_counts(seq_base)
             sw.traffic = self
+            c = sw.ctx
+            c[fastpath.TIMEOUT], c[fastpath.DURATION], c[fastpath.MASK] = self.timeout_ns, self.duration_ns, sw.mask
+            c[fastpath.NONCE], c[fastpath.VERSION], c[fastpath.MAX_LEN] = self.nonce, sw.version, sw.max_message_len
+            c[fastpath.PO_HEAD], c[fastpath.PO_ALEN_AT] = self.po_head, self.po_actions_len_at
+            c[fastpath.FM_BID_AT], c[fastpath.COUNT_PO], c[fastpath.COUNT_FM] = self.fm_buffer_id_at, *self.counts
 
     def bucket(self, t_sent: int) -> int:
         """Which twentieth of Td a request sent at ``t_sent`` belongs to (the first or last when outside)."""
@@ -441,15 +479,15 @@ class Traffic:
         if self.sending:
             self.clock.callLater(0, self._spin)
 
-    def answered(self, sw: TrafficSwitch) -> None:
-        """A closed-loop request was answered: send the next one at once."""
+    def answered(self, sw: TrafficSwitch, count: int = 1) -> None:
+        """``count`` closed-loop requests were answered: send as many at once (serial: the next one)."""
         if not self.sending:
             return
         if self.p.mode == "serial":
             if sw is getattr(self, "_serial_owner", None):
                 self._send_serial()
         else:
-            self._send_one(sw)
+            self._send_one(sw, count)
 
     # ------------------------------------------------------------------ open loop
     def _tick(self) -> None:
@@ -458,7 +496,7 @@ class Traffic:
         if self.p.mode == "max":
             for sw in self.switches:
                 if not sw.paused and not sw.closed:
-                    sw.send_requests(self.p.batch)
+                    sw.send_requests(self.p.max_batch)
             self.clock.callLater(self.p.tick, self._tick)
             return
         rate = self.p.rate

@@ -146,6 +146,7 @@ def render_run_record(run: dict) -> list:
         ("Controller open-file limit", _nofile(ctl)),
         ("CPU placement", _affinity(run.get("cpu_affinity"))),
         ("Emulator waits", _busy_poll(emu.get("busy_poll"))),
+        ("Emulator PACKET_IN path", emu.get("packet_in_path", "python (not recorded)")),
     ] + ([("OVN cluster (★ extra)", _ovn_cluster(run["ovn_cluster"]))] if run.get("ovn_cluster") else []),
         header=("Item", "Value"))
     return lines

@@ -15,6 +15,9 @@ from emulator.params import AsyncParams
 from emulator.pool import split_switches
 from fixtures.families.async_msgs import agree, rate_search, trial_figures
 
+# every test here runs over both PACKET_IN paths, compiled and pure Python (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("packet_in_path")
+
 
 def model(capacity, max_offered=50_000.0, loss_below=None, noise=(), swamped=1.0):
     """A controller that answers up to ``capacity``/s and queues the excess (a trial above it is not

@@ -9,6 +9,9 @@ from emulator import codec, frames
 from emulator.codec import OFP10, OFP13
 from emulator.nullctl import NullControllerFactory, main, malform, parse_malformed
 
+# every test here runs over both PACKET_IN paths, compiled and pure Python (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("packet_in_path")
+
 
 def session(factory, version=OFP13):
     """A handshaken session: the switch's HELLO read, everything the controller wrote so far cleared."""

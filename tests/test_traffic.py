@@ -11,19 +11,22 @@ from emulator.codec import OFP10, OFP13
 from emulator.protocol import SwitchSpec
 from emulator.traffic import Traffic, TrafficParams, TrafficSwitch
 
+# every test here runs over both PACKET_IN paths, compiled and pure Python (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("packet_in_path")
+
 MS = 1_000_000
 
 
 class Net:
     """Switches on StringTransports; the clock and the ns time source move only when told."""
 
-    def __init__(self, n=1, version=OFP13, macs=4, buffered=True, kind="ipv4"):
+    def __init__(self, n=1, version=OFP13, macs=4, buffered=True, kind="ipv4", ring=16):
         self.clock = Clock()
         self.version = version
         self.switches = []
         template = frames.build_template(kind, 128)
         for dpid in range(1, n + 1):
-            sw = TrafficSwitch(SwitchSpec.simple(dpid, (version,)), self.clock, ring=16,
+            sw = TrafficSwitch(SwitchSpec.simple(dpid, (version,)), self.clock, ring=ring,
                                now_ns=lambda: int(round(self.clock.seconds() * 1e9)))
             sw.makeConnection(StringTransport())
             bitmap = (OFP10, OFP13) if version == OFP13 else ()
@@ -131,7 +134,7 @@ def test_flow_mod_by_buffer_id_then_packet_out_counts_once(version):
 @pytest.mark.parametrize("version", [OFP10, OFP13])
 def test_unbuffered_flow_mod_answers_the_oldest_open_request_of_its_source_mac(version):
     net = Net(version=version, macs=2, buffered=False)
-    net.traffic(mode="max", batch=4)
+    net.traffic(mode="max", max_batch=4)
     sw = net.switches[0]
     pins = net.requests(sw)[:4]                                  # MAC indices 0, 1, 0, 1
     mac1 = pins[1]["data"][6:12]
@@ -187,7 +190,7 @@ def test_paced_mode_offers_the_rate_and_max_mode_respects_backpressure():
     (r,) = net.results
     assert 490 <= r.ntx <= 510                       # 1000/s for 0.5 s, within a tick
     net2 = Net(n=1)
-    t = net2.traffic(mode="max", batch=8, duration=0.01)
+    t = net2.traffic(mode="max", max_batch=8, duration=0.01)
     sw = net2.switches[0]
     sw.pauseProducing()
     sent = sw.ntx
@@ -202,7 +205,7 @@ def test_paced_mode_offers_the_rate_and_max_mode_respects_backpressure():
 
 def test_ring_overrun_is_counted_as_lost():
     net = Net()
-    net.traffic(mode="max", batch=20, duration=0.01)    # ring of 16 slots, 20 requests in one write
+    net.traffic(mode="max", max_batch=20, duration=0.01)    # ring of 16 slots, 20 requests in one write
     sw = net.switches[0]
     assert sw.overrun == 4 and sw.open == 16
 
