@@ -201,11 +201,11 @@ class ShardPool:
         if local and self.cpus:
             self._request(local, 30.0)
 
-    @property
     def packet_in_paths(self) -> str:
         """Which PACKET_IN path the shards run (emulator.fastpath): ``compiled``, ``python``, or both named."""
         return ", ".join(sorted({s.info.packet_in_path for s in self.shards if s.info is not None})) or "unknown"
 
+    @property
     def pids(self) -> list:
         return [s.info.pid for s in self.shards if s.info is not None and s.local]
 
