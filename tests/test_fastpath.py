@@ -4,12 +4,14 @@ The other tests of the path (test_traffic.py, test_nullctl.py, test_async_logic.
 (``packet_in_path`` in conftest.py); here one random stream of every kind of answer goes through each and the
 results must be equal in every field."""
 
+import os
 import random
 
 import pytest
 from test_traffic import Net, flow_mod, packet_out_for
 from twisted.internet.testing import StringTransport
 
+from conftest import REQUIRE_FASTPATH
 from emulator import codec, fastpath, frames
 from emulator.codec import OFP10, OFP13
 from emulator.nullctl import NullControllerFactory
@@ -19,6 +21,8 @@ def compiled():
     try:
         from emulator import _fastpath
     except ImportError as exc:
+        if os.environ.get(REQUIRE_FASTPATH, "").strip() not in ("", "0"):
+            pytest.fail(f"{REQUIRE_FASTPATH} is set and the compiled path is not built: {exc}")
         pytest.skip(f"the compiled PACKET_IN path is not built: {exc}")
     return _fastpath
 
@@ -146,7 +150,6 @@ def test_packet_in_blocks_are_the_same_bytes_on_both_paths(monkeypatch, version,
 
 def test_the_path_that_runs_is_named_and_the_environment_can_choose_python(monkeypatch):
     import importlib
-    import os
     import subprocess
     import sys
     env = dict(os.environ, **{fastpath.ENV: "1"})
