@@ -81,8 +81,12 @@ static PyObject *match(PyObject *self, PyObject *args) {
         goto e7;
     }
     const int64_t mask = x[C_MASK];
-    if (ts.len / 8 <= mask || ss.len / 8 <= mask || dn.len <= mask) {
+    if (mask < 0 || ts.len / 8 <= mask || ss.len / 8 <= mask || dn.len <= mask) {
         PyErr_SetString(PyExc_ValueError, "ring arrays shorter than mask + 1");
+        goto e7;
+    }
+    if (off < 0 || off > n || x[C_PO_ALEN_AT] < 8 || x[C_PO_ALEN_AT] + 2 > x[C_PO_HEAD] || x[C_FM_BID_AT] < 8) {
+        PyErr_SetString(PyExc_ValueError, "match: offset or message layout out of range");
         goto e7;
     }
     const int64_t t = x[C_T], t_end = x[C_T_END], timeout = x[C_TIMEOUT], t_start = x[C_T_START];
@@ -200,6 +204,11 @@ static PyObject *packet_outs(PyObject *self, PyObject *args) {
     if (get_buffer(o_buf, &b, 0, 1, "buf") < 0) return NULL;
     const unsigned char *p = (const unsigned char *)b.buf;
     const Py_ssize_t n = b.len;
+    if (off < 0 || off > n) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "packet_outs: offset out of range");
+        return NULL;
+    }
     const Py_ssize_t po_len = version == OFP10 ? 24 : 40;
     uint32_t xid = (uint32_t)xid_in;
     /* a PACKET_IN is at least 18 bytes (1.0) or 34 (1.3): room for every answer */
@@ -267,8 +276,8 @@ static PyObject *fill(PyObject *self, PyObject *args) {
         return NULL;
     Py_buffer b;
     if (get_buffer(o_block, &b, 0, 1, "block") < 0) return NULL;
-    if (n <= 0 || length <= 0 || count < 0 || b.len < n * length || xid_at + 4 > length || seq_at + 4 > length
-        || bid_at + 4 > length) {
+    if (n <= 0 || length <= 0 || count < 0 || b.len < n * length || xid_at < 0 || seq_at < 0
+        || xid_at + 4 > length || seq_at + 4 > length || bid_at + 4 > length) {
         PyBuffer_Release(&b);
         PyErr_SetString(PyExc_ValueError, "fill: bad block geometry");
         return NULL;

@@ -339,7 +339,7 @@ class Traffic:
         self.p = params
         self.clock = clock
         self.now_ns = now_ns
-        self.nonce = nonce if nonce is not None else (0x5EED0000 + trial) & 0xFFFFFFFF
+        self.nonce = (nonce if nonce is not None else 0x5EED0000 + trial) & 0xFFFFFFFF
         self.timeout_ns = int(params.response_timeout * 1e9)
         self.duration_ns = max(1, int(params.duration * 1e9))
         self.closed_loop = params.mode in ("serial", "per-switch")

@@ -158,3 +158,24 @@ def test_the_path_that_runs_is_named_and_the_environment_can_choose_python(monke
     assert "'packet_in_path': 'python'" in out and "BMWG_PURE_PYTHON is set" in out
     assert importlib.import_module("emulator.fastpath").describe()["packet_in_path"] in ("compiled", "python")
 
+
+
+def test_the_compiled_functions_refuse_arguments_out_of_range():
+    from array import array
+    native = compiled()
+    ctx = array("q", bytes(8 * fastpath.CTX_LEN))
+    ring, buckets = array("q", bytes(8 * 16)), array("q", bytes(8 * 20))
+    ctx[fastpath.MASK], ctx[fastpath.PO_HEAD], ctx[fastpath.PO_ALEN_AT], ctx[fastpath.FM_BID_AT] = 15, 16, 14, 64
+    assert native.match(b"", 0, ctx, ring, ring, bytearray(16), buckets, buckets, buckets) == (0, b"")
+    for bad in ({fastpath.MASK: -1}, {fastpath.MASK: 16}, {fastpath.PO_ALEN_AT: 15}, {fastpath.FM_BID_AT: 0}):
+        c = array("q", ctx)
+        for k, v in bad.items():
+            c[k] = v
+        with pytest.raises(ValueError):
+            native.match(b"", 0, c, ring, ring, bytearray(16), buckets, buckets, buckets)
+    with pytest.raises(ValueError, match="offset"):
+        native.match(b"12345678", -1, ctx, ring, ring, bytearray(16), buckets, buckets, buckets)
+    with pytest.raises(ValueError, match="offset"):
+        native.packet_outs(b"", 5, OFP10, 0, True)
+    with pytest.raises(ValueError, match="geometry"):
+        native.fill(bytes(100), 100, 1, 0, 1, -4, 8, 60)
