@@ -380,7 +380,7 @@ class TrafficParams:
     response_timeout: float = 1.0     # seconds; a request unanswered by then is lost
     rate: Optional[float] = None      # offered messages/s of this shard (paced mode)
     batch: int = 64                   # paced mode: messages per write, spread round-robin over the switches
-    max_batch: int = 1024             # max mode: messages per write per switch (larger writes, fewer system calls)
+    max_batch: int = 1024             # max mode's writes; paced mode's when more is due than a round of ``batch``
     response_type: str = "either"
     busy_poll: bool = False           # closed-loop modes: spin instead of sleeping between responses
     tick: float = 0.0                 # max mode: seconds between send rounds (0: every reactor turn)

@@ -503,6 +503,9 @@ class Traffic:
         elapsed = (self.now_ns() - self.t_start) / 1e9
         due = int(elapsed * rate) - self._virtual_sent
         live = self._live()
+        # round-robin writes of ``batch``; when more is due than one round of those carries, the due requests are
+        # spread evenly, one write per switch of up to ``max_batch`` (so paced trials reach the max mode's rates)
+        chunk = min(self.p.max_batch, max(self.p.batch, -(-due // len(live)) if live else 0))
         tries = 0
         while due > 0 and live and tries < len(live):
             sw = live[self._rr % len(live)]
@@ -511,7 +514,7 @@ class Traffic:
                 tries += 1
                 continue
             tries = 0
-            k = sw.send_requests(min(due, self.p.batch))
+            k = sw.send_requests(min(due, chunk))
             if not k:
                 tries += 1
                 continue

@@ -181,6 +181,24 @@ def test_answers_to_an_earlier_trial_are_stale_not_counted(buffered):
     assert sw.stale == 1 and sw.nrx == 0 and sw.late == 0 and sw.nrx_in_td == 0
 
 
+def test_paced_mode_spreads_a_large_due_evenly_in_writes_of_at_most_max_batch():
+    net = Net(n=4, ring=4096)
+    sizes = {sw: [] for sw in net.switches}
+    for sw in net.switches:
+        send = sw.send_requests
+        sw.send_requests = lambda count, sw=sw, send=send: sizes[sw].append(count) or send(count)
+    net.traffic(mode="paced", rate=10_000.0, batch=8, max_batch=100, duration=1.0, tick=0.001)
+    net.advance(0.002)                       # 20 due, under a round of 4 x 8: writes of 8 at most
+    assert all(k <= 8 for ks in sizes.values() for k in ks) and sum(map(sum, sizes.values())) == 20
+    for ks in sizes.values():
+        ks.clear()
+    net.advance(0.098)                       # 980 more due at once: 245 a switch, written 100 at a time
+    ks = [k for ks in sizes.values() for k in ks]
+    assert sum(ks) == 980 and max(ks) == 100
+    per_switch = [sum(k) for k in sizes.values()]
+    assert max(per_switch) - min(per_switch) <= 100
+
+
 def test_paced_mode_offers_the_rate_and_max_mode_respects_backpressure():
     net = Net(n=2)
     net.traffic(mode="paced", rate=1000.0, batch=8, duration=0.5)
