@@ -112,6 +112,8 @@ def test_every_configured_listener_is_on_loopback(tmp_path):
     assert "0.0.0.0" not in text
     assert "sshHost = 127.0.0.1" in text and f"sshPort = {p.ssh}" in text
     assert f"rmiRegistryPort = {p.rmi_registry}" in text and "rmiServerHost = 127.0.0.1" in text
+    # the JMX connector's RMI server on the registry's port (held on 127.0.0.1): it cannot listen anywhere else
+    assert f"rmiServerPort = {p.rmi_registry}" in text
     assert "org.ops4j.pax.web.listening.addresses = 127.0.0.1" in text and f"http.port = {p.restconf}" in text
     assert "websocket-address = 127.0.0.1" in text and f"websocket-port = {p.websocket}" in text
     legacy = (etc / "opendaylight/datastore/initial/config/legacy-openflow-connection-config.xml").read_text()
