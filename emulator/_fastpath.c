@@ -15,12 +15,9 @@
 #include <string.h>
 
 #define OFP10 1
-#define OFP13 4
 #define PACKET_IN 10
-#define FLOW_MOD_10 14
-#define FLOW_MOD_13 14
-#define PACKET_OUT_10 13
-#define PACKET_OUT_13 13
+#define PACKET_OUT 13                                           /* the same type numbers in 1.0 and 1.3 */
+#define FLOW_MOD 14
 #define NO_BUFFER 0xFFFFFFFFu
 #define TAG_AT 42
 #define BUCKETS 20
@@ -111,7 +108,7 @@ static PyObject *match(PyObject *self, PyObject *args) {
         if (m[0] != version) break;
         uint32_t seq;
         int kind;
-        if (m[1] == PACKET_OUT_10) {                            /* PACKET_OUT is type 13 in 1.0 and 1.3 */
+        if (m[1] == PACKET_OUT) {
             if (length < po_head) break;                        /* Python names it malformed */
             kind = 0;
             seq = be32(m + 8);
@@ -129,7 +126,7 @@ static PyObject *match(PyObject *self, PyObject *args) {
                 }
                 seq = be32(m + tag_at + 4);
             }
-        } else if (m[1] == FLOW_MOD_10) {                       /* FLOW_MOD is type 14 in 1.0 and 1.3 */
+        } else if (m[1] == FLOW_MOD) {
             kind = 1;
             if (fm_at + 4 > length) {
                 x[C_UNMATCHED]++;
@@ -242,7 +239,7 @@ static PyObject *packet_outs(PyObject *self, PyObject *args) {
         unsigned char *a = q + count * po_len;
         memset(a, 0, po_len);
         a[0] = (unsigned char)version;
-        a[1] = PACKET_OUT_10;
+        a[1] = PACKET_OUT;
         a[3] = (unsigned char)po_len;
         put32(a + 4, xid);
         put32(a + 8, buffer_id);

@@ -45,9 +45,6 @@ if native is not None and native.CTX_LEN != CTX_LEN:   # a build from another ve
     WHY_PYTHON = "emulator._fastpath was built from another version of _fastpath.c; reinstall (pip install -e .)"
 
 
-def describe() -> dict:
-    """What the report and selfbench record about the path that ran."""
-    out = {"packet_in_path": IMPL}
-    if WHY_PYTHON:
-        out["packet_in_path_why"] = WHY_PYTHON
-    return out
+def label() -> str:
+    """The path that runs, as the run record names it: ``compiled``, or ``python`` and why."""
+    return IMPL + (f" ({WHY_PYTHON})" if WHY_PYTHON else "")
