@@ -32,25 +32,24 @@ def started():
 REQUIRE_FASTPATH = "BMWG_REQUIRE_FASTPATH"
 
 
+def compiled():
+    """The compiled PACKET_IN module (emulator._fastpath); the test skips when it is not built, and fails instead
+    with BMWG_REQUIRE_FASTPATH=1 (as .ci/run sets it: there the project's install must have built it)."""
+    import importlib
+    import os
+    try:
+        return importlib.import_module("emulator._fastpath")
+    except ImportError as exc:
+        if os.environ.get(REQUIRE_FASTPATH, "").strip() not in ("", "0"):
+            pytest.fail(f"{REQUIRE_FASTPATH} is set and the compiled path is not built: {exc}")
+        pytest.skip(f"the compiled PACKET_IN path is not built: {exc}")
+
+
 @pytest.fixture(params=["compiled", "python"])
 def packet_in_path(request, monkeypatch):
-    """Run a test over each PACKET_IN path (emulator.fastpath): the compiled one and pure Python.  Modules that
-    exercise the path use it for every test (``pytestmark = pytest.mark.usefixtures("packet_in_path")``).  The
-    compiled run skips when the module is not built, and fails instead with BMWG_REQUIRE_FASTPATH=1 (as .ci/run
-    sets it: there the project's install must have built it)."""
-    import os
-
+    """Run a test over each PACKET_IN path (emulator.fastpath): the compiled one (see :func:`compiled`) and pure
+    Python.  Modules that exercise the path use it for every test
+    (``pytestmark = pytest.mark.usefixtures("packet_in_path")``)."""
     from emulator import fastpath
-    if request.param == "python":
-        monkeypatch.setattr(fastpath, "native", None)
-    else:
-        if fastpath.native is None:
-            import importlib
-            try:
-                native = importlib.import_module("emulator._fastpath")
-            except ImportError as exc:
-                if os.environ.get(REQUIRE_FASTPATH, "").strip() not in ("", "0"):
-                    pytest.fail(f"{REQUIRE_FASTPATH} is set and the compiled path is not built: {exc}")
-                pytest.skip(f"the compiled PACKET_IN path is not built: {exc}")
-            monkeypatch.setattr(fastpath, "native", native)
+    monkeypatch.setattr(fastpath, "native", compiled() if request.param == "compiled" else None)
     return request.param

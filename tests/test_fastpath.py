@@ -11,20 +11,10 @@ import pytest
 from test_traffic import Net, flow_mod, packet_out_for
 from twisted.internet.testing import StringTransport
 
-from conftest import REQUIRE_FASTPATH
+from conftest import compiled
 from emulator import codec, fastpath, frames
 from emulator.codec import OFP10, OFP13
 from emulator.nullctl import NullControllerFactory
-
-
-def compiled():
-    try:
-        from emulator import _fastpath
-    except ImportError as exc:
-        if os.environ.get(REQUIRE_FASTPATH, "").strip() not in ("", "0"):
-            pytest.fail(f"{REQUIRE_FASTPATH} is set and the compiled path is not built: {exc}")
-        pytest.skip(f"the compiled PACKET_IN path is not built: {exc}")
-    return _fastpath
 
 
 def over(path, monkeypatch, fn):
@@ -153,10 +143,10 @@ def test_the_path_that_runs_is_named_and_the_environment_can_choose_python(monke
     import subprocess
     import sys
     env = dict(os.environ, **{fastpath.ENV: "1"})
-    code = "from emulator import fastpath; print(fastpath.describe())"
+    code = "from emulator import fastpath; print(fastpath.label())"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
-    assert "'packet_in_path': 'python'" in out and "BMWG_PURE_PYTHON is set" in out
-    assert importlib.import_module("emulator.fastpath").describe()["packet_in_path"] in ("compiled", "python")
+    assert out.strip() == "python (BMWG_PURE_PYTHON is set)"
+    assert importlib.import_module("emulator.fastpath").label().split()[0] in ("compiled", "python")
 
 
 
