@@ -13,7 +13,7 @@ from emulator.commands import TrafficResult
 from emulator.nullctl import NullControllerFactory
 from emulator.params import AsyncParams
 from emulator.pool import split_switches
-from fixtures.families.async_msgs import agree, rate_search, trial_figures
+from fixtures.families.async_msgs import agree, generator_bound, generator_bound_note, rate_search, trial_figures
 
 # every test here runs over both PACKET_IN paths, compiled and pure Python (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("packet_in_path")
@@ -408,3 +408,18 @@ def test_one_probe_that_lost_by_chance_does_not_cap_the_loss_free_level():
     s = calibrated(run)
     assert fluke and 0.99 * 20_000 <= s["loss_free"].apr <= 20_000
     assert [r.loss_free for r in s["rows"] if r.target_rate == fluke[0]][:2] == [False, True]
+
+
+def test_generator_bound_is_judged_against_the_lower_of_the_max_mode_and_paced_ceilings():
+    """The search's trials are paced: a maximum near what paced trials reach against the null controller is
+    flagged even when max mode reaches more (a CI run peaked at 58 % of max mode's ceiling and went unflagged)."""
+    ceiling = {"response_rate": 4.4e6, "paced_response_rate": 2.6e6}
+    assert generator_bound(2.56e6, ceiling) and generator_bound(0.8 * 2.6e6, ceiling)
+    assert not generator_bound(0.79 * 2.6e6, ceiling)
+    assert generator_bound(3.6e6, {"response_rate": 4.4e6}) and not generator_bound(3.5e6, {"response_rate": 4.4e6})
+    assert generator_bound(2.56e6, {"response_rate": 4.4e6, "paced_response_rate": 5e6}) is False
+    assert not generator_bound(1.0, None) and not generator_bound(1.0, {"response_rate": 0, "paced_response_rate": 0})
+    entry = {"trials": [{"index": 1, "ok": True, "details": {"generator_bound": True}},
+                        {"index": 2, "ok": True, "details": {"generator_bound": False}}]}
+    assert "GENERATOR-BOUND in repetition(s) [1]" in generator_bound_note(entry, ceiling)
+    assert "(2600000/s)" in generator_bound_note(entry, ceiling)

@@ -140,7 +140,7 @@ def test_embedded_osken_with_the_suites_learning_switch_installs_flows(emulator,
 
 def test_rate_and_time_suites_end_to_end_on_the_null_controller(tmp_path):
     out = tmp_path / "r"
-    r = pytest_run("suites", "-k", "async_message", "--controller", "null", "--repetitions", "2",
+    r = pytest_run("suites", "-k", "async_message", "--controller", "null", "--repetitions", "3",
                    "--trial-duration", "0.5", "--switches", "1,2", "--macs", "20", "--settle", "0.1",
                    "--rest", "0.2", "--rate-step", "0.2", "--rate-resolution", "0.05", "--max-confirm", "2",
                    "--report-dir", str(out))
@@ -150,13 +150,14 @@ def test_rate_and_time_suites_end_to_end_on_the_null_controller(tmp_path):
     assert ("test_async_message_processing_rate_loss_free", 2) in names
     assert ("test_async_message_processing_time", 1) in names
     for b in data["benchmarks"]:
-        assert b["summary"]["n"] == 2 and b["summary"]["mean"] > 0
+        assert b["summary"]["n"] == 3 and b["summary"]["mean"] > 0
         assert "emulator_ceiling" in b
     rate = next(b for b in data["benchmarks"] if b["benchmark"] == "test_async_message_processing_rate")
     first = rate["trials"][0]["details"]["search"][0]
     assert first["mode"] == "calibration" and first["benchmark"] == ""      # the calibrated search, by default
     # With two switches in one emulator process the null controller answers as fast as that process can
-    # send, so the run is generator-bound by construction.  (At one switch it is usually flagged too, but
+    # send, so the run is generator-bound by construction.  A 0.5 s trial of it varies by ±20 % on this
+    # machine, so one of three repetitions must be flagged.  (At one switch it is usually flagged too, but
     # a high ceiling reading put one CI run at 70 % of it: that point says nothing certain.)
     rate2 = next(b for b in data["benchmarks"]
                  if b["benchmark"] == "test_async_message_processing_rate" and b["series_x"]["value"] == 2)
