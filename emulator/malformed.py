@@ -511,10 +511,11 @@ COLLATERAL_MIN_SLOW = 3
 
 
 def _sentinel_slowed(kind: Kind, g, params) -> Optional[tuple]:
-    before, during = p99(g("baseline_ms", [])), p99(g("during_ms", []))
+    after = g("during_ms", [])
+    before, during = p99(g("baseline_ms", [])), p99(after)
     if before is not None and during is not None:
         limit = max(params.collateral_ratio * before, before + params.collateral_floor_ms)
-        slow = sum(1 for ms in g("during_ms", []) if ms > limit)
+        slow = sum(1 for ms in after if ms > limit)
         if during > limit and slow >= COLLATERAL_MIN_SLOW:
             return COLLATERAL, (f"sentinel p99 round trip {during:.2f} ms after the kind, {before:.2f} ms before "
                                 f"(limit {limit:.2f} ms; {slow} round trips above it)")
