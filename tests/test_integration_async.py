@@ -14,7 +14,14 @@ from emulator.params import AsyncParams, RampParams
 from fixtures.devices.null import NullController
 from fixtures.devices.ovs import OvsTestController
 from fixtures.devices.ryu import OsKenController, RyuController
-from fixtures.families.async_msgs import AsyncEmulator, PreflightFailed, TrialInvalid, search, trial_figures
+from fixtures.families.async_msgs import (
+    GENERATOR_BOUND_FRACTION,
+    AsyncEmulator,
+    PreflightFailed,
+    TrialInvalid,
+    search,
+    trial_figures,
+)
 from reports.results import load_results
 
 pytestmark = pytest.mark.integration
@@ -155,13 +162,24 @@ def test_rate_and_time_suites_end_to_end_on_the_null_controller(tmp_path):
     rate = next(b for b in data["benchmarks"] if b["benchmark"] == "test_async_message_processing_rate")
     first = rate["trials"][0]["details"]["search"][0]
     assert first["mode"] == "calibration" and first["benchmark"] == ""      # the calibrated search, by default
-    # With two switches in one emulator process the null controller answers as fast as that process can
-    # send, so the run is generator-bound by construction.  A 0.5 s trial of it varies by ±20 % on this
-    # machine, so one of three repetitions must be flagged.  (At one switch it is usually flagged too, but
-    # a high ceiling reading put one CI run at 70 % of it: that point says nothing certain.)
-    rate2 = next(b for b in data["benchmarks"]
-                 if b["benchmark"] == "test_async_message_processing_rate" and b["series_x"]["value"] == 2)
-    assert any("GENERATOR-BOUND" in n for n in rate2["notes"])
+    # GENERATOR-BOUND, end to end: each repetition is flagged exactly when its maximum reaches 80 % of the lower
+    # of the two response ceilings recorded beside it, and the note names those repetitions and that ceiling.
+    # (Against the null controller the run is generator-bound in principle, but whether a repetition's maximum
+    # gets there is not certain: one trial that falls short by chance ends the climb, and in two CI runs on fresh
+    # machines no repetition at two switches got there, one peaking at 58 %.  The rule is unit-tested with fixed
+    # figures.)
+    for b in data["benchmarks"]:
+        if b["benchmark"] != "test_async_message_processing_rate":
+            continue
+        ceiling = b["emulator_ceiling"]
+        assert min(ceiling[k] for k in ("response_rate", "paced_response_rate", "open_loop_send_rate")) > 0
+        top = min(ceiling["response_rate"], ceiling["paced_response_rate"])
+        bound = [t["index"] for t in b["trials"] if t["ok"] and t["value"] >= GENERATOR_BOUND_FRACTION * top]
+        assert [t["index"] for t in b["trials"] if t["ok"] and t["details"]["generator_bound"]] == bound
+        notes = [n for n in b["notes"] if "GENERATOR-BOUND" in n]
+        assert notes == ([f"GENERATOR-BOUND in repetition(s) {bound}: the maximum rate is within 80% of the "
+                          f"emulator's own response-processing ceiling ({top:.0f}/s); add --emulator-shards or "
+                          "hosts before reading it as the controller's"] if bound else [])
     report = (out / "report.md").read_text()
     assert "Rate search" in report and "Loss-Free" in report and "X = number of switches" in report
 
