@@ -194,3 +194,41 @@ def test_a_route_write_the_controller_asks_to_retry_is_retried_within_td_and_a_r
         trial([NorthboundError("odl flow northbound: PUT /x answered HTTP 400 Bad Request")])
     with pytest.raises(TrialFailed, match="refused the path to D1: .*HTTP 500"):
         trial([busy] * 10, td=1.0)
+
+
+def test_a_failback_the_cluster_does_not_take_back_is_an_extras_note_and_the_measured_failover_stands(monkeypatch):
+    """The failover is measured before the killed member returns: a return the cluster does not converge on, or a
+    returned member that does not serve within CONVERGE_S, is said in the failback extra, not a failed trial."""
+    from types import SimpleNamespace as NS
+
+    from fixtures.devices.base import ControllerError
+    from fixtures.families import failover as fo
+
+    clock = [0]
+    restored, serve = [], []
+
+    def wait_serving(dpids, timeout):
+        serve.append(timeout)
+        raise ControllerError("faucet-2 does not serve switches [1, 2] after 30 s (running: [1]); last log lines:\nx")
+    cluster = NS(addresses=((A, 1), (B, 2)), restore=restored.append, wait_serving=wait_serving)
+    t = fo.FailoverTrial(NS(), cluster, NS(switches=[1, 2]), None, None, FailoverParams(td=10.0), "sigkill", 0,
+                         lambda: clock[0], lambda s: clock.__setitem__(0, clock[0] + int(s * 1e9)))
+    t.converged = lambda: False
+    t.state["why"] = "switch 1 has no MASTER"
+    assert t.rejoined() == ("the cluster had not converged within 30 s of the killed member's return",
+                            "switch 1 has no MASTER")
+    assert clock[0] >= 30e9 and serve == []
+    t.converged = lambda: True
+    assert t.rejoined() == ("the cluster did not serve the switches within 30 s of the killed member's return",
+                            "faucet-2 does not serve switches [1, 2] after 30 s (running: [1])")
+    assert serve == [fo.CONVERGE_S]
+
+    monkeypatch.setattr(fo, "direction", lambda *a: {"resumed": True})
+    t.rx_failover, t.t_kill, t.before, t.sent_failover = {"missing": 4}, 0, 0, 100
+    t.killed_index = 1
+    t.received = lambda: (500, {"unique": 490})
+    assert t.fail_back() == {"failback_ms": None, "failback_loss": 6,
+                             "failback_note": "the cluster did not serve the switches within 30 s of the killed "
+                                              "member's return",
+                             "failback_detail": "faucet-2 does not serve switches [1, 2] after 30 s (running: [1])"}
+    assert restored == [1] and t.killed_index is None        # brought back once, not again by run()'s finally

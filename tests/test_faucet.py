@@ -357,3 +357,32 @@ def test_every_topology_northbound_is_a_northbound():
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if name.endswith("Northbound") and cls.__module__ == module.__name__:
                 assert issubclass(cls, Northbound), name
+
+
+def test_before_a_trial_a_pair_waits_for_its_members_to_let_go_of_the_last_trials_switches(tmp_path):
+    """A Faucet behind on the last trial's traffic still reports its old switches running: prepare_trial waits
+    until it does not (on a clock it is given), and starts afresh a member that has not let go within RELEASE_S."""
+    pair = fx.FaucetPair(tmp_path, topology=tp.linear(2))
+    clock = [0.0]
+    pair.clock, pair.sleep = (lambda: clock[0]), (lambda s: clock.__setitem__(0, clock[0] + s))
+    restarted = []
+    for i, m in enumerate(pair.members):
+        m.proc, m.port = FakeProc(100 + i), 16653 + i
+        m.stop = (lambda m=m: setattr(m, "proc", None))
+        m.start = (lambda m=m: (restarted.append(m.instance), setattr(m, "proc", FakeProc(200))))
+    first, second = pair.members
+    first.dps_running = lambda: {1, 2} if clock[0] < 3.0 else set()      # works off its backlog in 3 s
+    second.dps_running = lambda: set()
+    pair.prepare_trial()
+    assert restarted == [] and pair.prepared["started_afresh"] == []
+    assert 3.0 <= pair.prepared["release_s"]["faucet-1"] <= 3.2 and pair.prepared["release_s"]["faucet-2"] == 0
+
+    def stuck():
+        raise ControllerError("faucet-2's Prometheus exporter does not answer: timed out")
+    second.dps_running = stuck                                            # never lets go
+    pair.prepare_trial()
+    assert restarted == ["faucet-2"] and second.fixed_port is None and second.port == 16654
+    assert pair.prepared["release_s"]["faucet-1"] == 0
+    assert pair.prepared["release_s"]["faucet-2"] >= fx.RELEASE_S
+    [why] = pair.prepared["started_afresh"]
+    assert why.startswith("faucet-2: faucet-2 letting go of the switches not within 30 s") and "timed out" in why
