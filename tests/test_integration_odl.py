@@ -104,3 +104,37 @@ def test_discovery_and_proactive_provisioning_on_odl_with_every_listener_on_loop
     # the trials sample the JVM, not the bin/karaf script that started it (2 MiB)
     assert all(t["controller_resources"]["rss_bytes_max"] > 256 * 2**20 for t in dt["trials"]), dt["trials"][0]
     check_results_files(out)
+
+
+def test_a_run_sigkilled_while_opendaylight_boots_leaves_no_jvm_behind(tmp_path):
+    """The JVM is the process the run started (bin/karaf execs it), so it dies with a run killed by SIGKILL, which
+    has no chance to stop it: the kernel ends it (PR_SET_PDEATHSIG).  Killed mid-boot, as soon as the JVM runs."""
+    if WHY is not None:
+        pytest.fail(f"BMWG_REQUIRE_ODL is set and {WHY}")
+    code = ("import sys; from pathlib import Path; from fixtures.devices.odl import OdlController; "
+            "OdlController(Path(sys.argv[1])).start()")
+    run = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], cwd=PROJECT_ROOT, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    root, jvms = psutil.Process(run.pid), []
+    deadline = time.monotonic() + BUILD_AND_RUN_S
+    try:
+        while not jvms and run.poll() is None and time.monotonic() < deadline:
+            try:
+                jvms = [p for p in root.children(recursive=True)       # Karaf's JVM (not bin/karaf's java -version)
+                        if p.name() == "java" and "-Dkaraf.base=" in " ".join(p.cmdline())]
+            except psutil.NoSuchProcess:
+                break
+            time.sleep(0.2)     # waiting for another process to start one; not a measurement
+        assert jvms, f"no JVM was started (the run exited with {run.poll()})"
+        run.kill()
+        run.wait(10)
+        gone, alive = psutil.wait_procs(jvms, timeout=15)
+        assert not alive, f"JVM(s) {[p.pid for p in alive]} outlived the SIGKILLed run"
+    finally:
+        for p in jvms:      # whatever outlived it, with its group (the group bin/karaf led)
+            try:
+                os.killpg(os.getpgid(p.pid), 9)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if run.poll() is None:
+            run.kill()
