@@ -243,6 +243,22 @@ def test_run_status_error_beats_failed_beats_passed():
     assert run_status({"benchmarks": []}) == "passed"
 
 
+def test_a_run_stopped_before_its_first_benchmark_is_an_error_in_the_status_the_line_and_junit():
+    """SIGTERM while the controller boots: no benchmark entry says so, the run record does."""
+    from reports.outcome import run_line
+    data = {"run": {"started": "2026-11-27T09:00:04+00:00", "interrupted": "stopped by SIGTERM"}, "benchmarks": []}
+    assert run_status(data) == "error"
+    assert run_line(data) == ("run ERROR, 0 benchmarks: 0 passed, 0 failed, 0 error, 0 skipped; interrupted: "
+                              "stopped by SIGTERM")
+    root = ET.fromstring(render_junit(data))
+    [case] = root.iter("testcase")
+    assert case.get("name") == "run" and case.find("error").get("message") == "interrupted: stopped by SIGTERM"
+    data["benchmarks"] = [entry("passed", (5, 6))]
+    assert run_status(data) == "error" and len(list(ET.fromstring(render_junit(data)).iter("error"))) == 1
+    del data["run"]["interrupted"]
+    assert run_status(data) == "passed" and not list(ET.fromstring(render_junit(data)).iter("error"))
+
+
 def test_junit_counts_follow_the_rule(tmp_path):
     data = {"run": {"started": "2026-11-22T00:00:00+00:00"},
             "benchmarks": [entry("passed", (5, 6)), entry("passed"), entry("running"),
