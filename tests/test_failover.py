@@ -210,7 +210,9 @@ def test_a_failback_the_cluster_does_not_take_back_is_an_extras_note_and_the_mea
     def wait_serving(dpids, timeout):
         serve.append(timeout)
         raise ControllerError("faucet-2 does not serve switches [1, 2] after 30 s (running: [1]); last log lines:\nx")
-    cluster = NS(addresses=((A, 1), (B, 2)), restore=restored.append, wait_serving=wait_serving)
+    left_out = []
+    cluster = NS(addresses=((A, 1), (B, 2)), restore=restored.append, wait_serving=wait_serving,
+                 not_rejoined=left_out.append)
     t = fo.FailoverTrial(NS(), cluster, NS(switches=[1, 2]), None, None, FailoverParams(td=10.0), "sigkill", 0,
                          lambda: clock[0], lambda s: clock.__setitem__(0, clock[0] + int(s * 1e9)))
     t.converged = lambda: False
@@ -232,3 +234,4 @@ def test_a_failback_the_cluster_does_not_take_back_is_an_extras_note_and_the_mea
                                               "member's return",
                              "failback_detail": "faucet-2 does not serve switches [1, 2] after 30 s (running: [1])"}
     assert restored == [1] and t.killed_index is None        # brought back once, not again by run()'s finally
+    assert left_out == [1]                                   # and started afresh before the next trial

@@ -386,3 +386,11 @@ def test_before_a_trial_a_pair_waits_for_its_members_to_let_go_of_the_last_trial
     assert pair.prepared["release_s"]["faucet-2"] >= fx.RELEASE_S
     [why] = pair.prepared["started_afresh"]
     assert why.startswith("faucet-2: faucet-2 letting go of the switches not within 30 s") and "timed out" in why
+
+    second.dps_running = lambda: set()
+    pair.not_rejoined(0)          # the last trial's failback left faucet-1 out: started afresh, whatever it says
+    pair.prepare_trial()
+    assert restarted == ["faucet-2", "faucet-1"]
+    assert pair.prepared["started_afresh"] == ["faucet-1: not taken back after its return in the last trial"]
+    pair.prepare_trial()
+    assert restarted == ["faucet-2", "faucet-1"] and pair.prepared["started_afresh"] == []   # once
