@@ -1,4 +1,4 @@
-"""junit.xml rendered from results.json: one testcase per benchmark.
+"""junit.xml rendered from results.json: one testcase per benchmark (and one, run, for a stopped run).
 
 Each testcase carries the summary, verdict and p-value as ``<properties>`` (as
 pytest's ``record_property`` does).  Its result is reports/outcome.py's rule:
