@@ -61,9 +61,10 @@ def render_junit(data: dict) -> str:
             case.add_error_info(reason, _failure_text(bench))
         cases = [case] + [_kind_case(name, row) for row in (bench.get("screen") or {}).get("kinds", [])]
         suites.append(TestSuite(f"bmwg-sdn {name}", cases, timestamp=(data.get("run") or {}).get("started")))
-    if stopped(data):       # one error for the stop itself, which may have come before any benchmark began
+    why = stopped(data)
+    if why:                 # one error for the stop itself, which may have come before any benchmark began
         case = TestCase("run", classname="bmwg_sdn.run")
-        case.add_error_info(f"interrupted: {stopped(data)}", "the run was stopped before it ended; the benchmarks "
+        case.add_error_info(f"interrupted: {why}", "the run was stopped before it ended; the benchmarks "
                             "recorded by then are in the other testcases")
         suites.append(TestSuite("bmwg-sdn run", [case], timestamp=(data.get("run") or {}).get("started")))
     xml = to_xml_report_string(suites, prettyprint=False)

@@ -217,12 +217,13 @@ def test_a_failback_the_cluster_does_not_take_back_is_an_extras_note_and_the_mea
                          lambda: clock[0], lambda s: clock.__setitem__(0, clock[0] + int(s * 1e9)))
     t.converged = lambda: False
     t.state["why"] = "switch 1 has no MASTER"
-    assert t.rejoined() == ("the cluster had not converged within 30 s of the killed member's return",
-                            "switch 1 has no MASTER")
+    assert t.unready("the killed member's return") == (
+        "the cluster did not converge within 30 s of the killed member's return", "switch 1 has no MASTER")
     assert clock[0] >= 30e9 and serve == []
     t.converged = lambda: True
-    assert t.rejoined() == ("the cluster did not serve the switches within 30 s of the killed member's return",
-                            "faucet-2 does not serve switches [1, 2] after 30 s (running: [1])")
+    assert t.unready("the switches' connecting") == (
+        "the cluster did not serve the switches within 30 s of the switches' connecting",
+        "faucet-2 does not serve switches [1, 2] after 30 s (running: [1]); last log lines:\nx")
     assert serve == [fo.CONVERGE_S]
 
     monkeypatch.setattr(fo, "direction", lambda *a: {"resumed": True})
