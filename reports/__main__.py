@@ -13,6 +13,10 @@ passed (reports/outcome.py), 1 when it did not, 2 when the file cannot be read.
 ``python -m reports matrix A.json B.json [...] [--out FILE]`` writes the compatibility matrix, controller ×
 benchmark, from runs against several controllers (reports/matrix.py); ``tox -e matrix`` makes the runs first.
 
+``python -m reports history add --history STORE RESULTS.json [...]`` appends runs already made to a history store
+(a SQLite file; ``--history STORE`` on a run appends it as it ends); ``python -m reports history list --history
+STORE`` lists what the store holds (reports/history.py).  Exit status 0, 2 when a store or a file cannot be read.
+
 ``python -m reports current RUN.json [...] [--out FILE]`` writes the current figures, the latest figure of each
 benchmark, controller and variant among kept runs (reports/current.py; the project keeps its own in docs/runs/).
 """
@@ -154,6 +158,30 @@ def current_main(args) -> int:
     return _written(render(loaded, root=(args.out.parent if args.out is not None else Path.cwd())) + "\n", args.out)
 
 
+def history_main(args) -> int:
+    from .history import HistoryError, open_store
+    try:
+        store = open_store(args.history, create=args.action == "add")
+    except HistoryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    with store:
+        if args.action == "list":
+            rows = store.runs()
+            print(f"{args.history}: {len(rows)} run(s)")
+            for run_id, started, status, controller, version, commit, bed, entries in rows:
+                print(f"  run {run_id}  {started}  {status:7}  {controller or '?'} {version or ''}  "
+                      f"commit {(commit or 'unknown')[:12]}  testbed {bed}  {entries} entries")
+            return 0
+        loaded = load_all(args.results)
+        if loaded is None:
+            return 2
+        for data, path in loaded:
+            added = store.add(data, source=str(Path(path).resolve()))
+            print(f"{path}: run {added.run_id} {added.state} ({added.entries} entries)")
+    return 0
+
+
 def _written(text: str, out: Optional[Path]) -> int:
     """``text`` printed, or written to ``out``."""
     if out is None:
@@ -193,7 +221,16 @@ def main(argv=None) -> int:
                                              "variant) of kept runs, as Markdown")
     current.add_argument("results", type=Path, nargs="+")
     current.add_argument("--out", type=Path, default=None, help="write it here (default: print it)")
+    history = sub.add_parser("history", help="the run history store: add runs already made, list what it holds")
+    actions = history.add_subparsers(dest="action", required=True)
+    add = actions.add_parser("add", help="append runs already made (a run already held is not added twice)")
+    add.add_argument("results", type=Path, nargs="+")
+    listing = actions.add_parser("list", help="the runs the store holds, oldest first")
+    for action in (add, listing):
+        action.add_argument("--history", required=True, help="the store: a SQLite file (add creates it)")
     args = parser.parse_args(argv)
+    if args.command == "history":
+        return history_main(args)
     if args.command == "matrix":
         return matrix_main(args)
     if args.command == "current":

@@ -39,6 +39,7 @@ class ResultStore:
         self.path = Path(path)
         self.data = {"schema_version": SCHEMA_VERSION, "run": run, "benchmarks": []}
         self.write_error: str | None = None
+        self.history = ""                   # what became of the run in --history's store, when given
         self.fallback: Path | None = None
 
     def add_benchmark(self, entry: dict) -> dict:

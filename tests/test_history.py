@@ -1,0 +1,171 @@
+"""The run history store (reports/history.py): what it keys runs and readings by, one transaction per run, no
+duplicates, schema versions, concurrent writers, and the ``history`` commands and ``--history`` option."""
+
+import argparse
+import copy
+import sqlite3
+import threading
+
+import pytest
+from test_reports import sample_results
+
+from reports.__main__ import main as reports_main
+from reports.history import SCHEMA_VERSION, HistoryError, cell_key, fingerprint_id, open_store
+
+
+def run_data(tmp_path, started="2026-11-22T00:00:00+00:00", pid=4242, **run):
+    data = copy.deepcopy(sample_results(tmp_path).data)
+    data["run"].update(started=started, pid=pid, command="pytest suites -k control_session_capacity", **run)
+    data["run"]["finished"] = started
+    return data
+
+
+def test_a_run_is_added_once_with_every_entry_and_trial(tmp_path):
+    data = run_data(tmp_path)
+    with open_store(tmp_path / "h.db") as store:
+        first = store.add(data, source="a/results.json")
+        again = store.add(copy.deepcopy(data), source="b/results.json")
+        assert (first.state, first.entries, again.state, again.run_id) == ("added", 1, "present", first.run_id)
+        assert store.counts() == {"runs": 1, "entries": 1, "trials": 11, "testbeds": 1}
+        (row,) = store.runs()
+        assert row[2:5] == ("failed", "ryu", "4.34") and row[7] == 1
+        values = [v for (v,) in store.db.execute("SELECT value FROM trials ORDER BY idx")]
+        assert values[:4] == [100.0, 102.0, None, 98.0]
+        mean, n, status = store.db.execute("SELECT mean, n, status FROM entries").fetchone()
+        assert (n, status) == (10, "failed") and mean == pytest.approx(100.0)
+
+
+def test_a_later_copy_of_a_run_replaces_it_and_another_run_is_added(tmp_path):
+    data = run_data(tmp_path)
+    partial = copy.deepcopy(data)
+    del partial["run"]["finished"]
+    partial["benchmarks"][0]["trials"] = partial["benchmarks"][0]["trials"][:3]
+    with open_store(tmp_path / "h.db") as store:
+        first = store.add(partial)
+        later = store.add(data)
+        other = store.add(run_data(tmp_path, started="2026-11-23T00:00:00+00:00"))
+        assert (later.state, later.run_id) == ("replaced", first.run_id)
+        assert other.state == "added" and other.run_id != first.run_id
+        assert store.counts() == {"runs": 2, "entries": 2, "trials": 22, "testbeds": 1}
+
+
+def test_cells_line_up_across_repetition_counts_and_loopback_ports_but_not_across_parameters():
+    entry = {"benchmark": "test_controller_failover_time", "variant": "2nodes",
+             "parameters": {"repetitions": 30, "warmup": 1, "members": ["ryu-ha-1 at 127.0.0.1:30387"], "td": 5}}
+    other_run = copy.deepcopy(entry)
+    other_run["parameters"].update(repetitions=10, warmup=0, members=["ryu-ha-1 at 127.0.0.1:41000"])
+    other_td = copy.deepcopy(entry)
+    other_td["parameters"]["td"] = 10
+    assert cell_key(entry) == cell_key(other_run)
+    assert cell_key(entry) != cell_key(other_td)
+    assert cell_key(entry) != cell_key({**entry, "variant": "3nodes"})
+
+
+def test_the_testbed_is_what_makes_readings_noisy_not_what_a_run_reads_at_run_time():
+    run = {"host": {"cpus": 2, "cpu_model": "AMD EPYC", "memory_gib": 23.5, "os": "Linux 6.1", "python": "3.11.7",
+                    "load_average": [0.1, 0.2, 0.3]},
+           "emulator": {"shards": ["popen × 1"], "busy_poll": False},
+           "cpu_affinity": {"controller": [1], "emulator": [0]}, "started": "2026-11-22T00:00:00+00:00"}
+    loaded = copy.deepcopy(run)
+    loaded["host"].update(load_average=[3.0, 2.0, 1.0], memory_gib=23.6)
+    loaded["started"] = "2026-11-23T00:00:00+00:00"
+    assert fingerprint_id(run) == fingerprint_id(loaded)
+    for change in ({"host": {**run["host"], "cpus": 4}}, {"emulator": {"shards": ["popen × 2"]}},
+                   {"cpu_affinity": "not pinned"}, {"host": {**run["host"], "os": "Linux 6.18"}}):
+        assert fingerprint_id({**run, **change}) != fingerprint_id(run)
+
+
+def test_a_run_that_cannot_be_written_whole_leaves_nothing(tmp_path):
+    data = run_data(tmp_path)
+    trials = data["benchmarks"][0]["trials"]
+    trials[1]["index"] = trials[0]["index"]             # two trials with one index: the second insert fails
+    with open_store(tmp_path / "h.db") as store:
+        with pytest.raises(HistoryError, match="the run was not written"):
+            store.add(data)
+        assert store.counts() == {"runs": 0, "entries": 0, "trials": 0, "testbeds": 0}
+
+
+def test_the_schema_is_versioned_and_a_foreign_or_newer_store_is_refused(tmp_path):
+    path = tmp_path / "h.db"
+    with open_store(path) as store:
+        assert store.version() == SCHEMA_VERSION
+    with open_store(path) as store:                      # opening again migrates nothing
+        assert store.version() == SCHEMA_VERSION
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    db.close()
+    with pytest.raises(HistoryError, match=f"schema version {SCHEMA_VERSION + 1} is newer"):
+        open_store(path)
+    foreign = tmp_path / "other.db"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE t (x)")
+    db.close()
+    with pytest.raises(HistoryError, match="not a bmwg-sdn history store"):
+        open_store(foreign)
+    (tmp_path / "text.db").write_text("not sqlite at all, " * 100)
+    with pytest.raises(HistoryError, match="file is not a database"):
+        open_store(tmp_path / "text.db")
+    with pytest.raises(HistoryError, match="postgresql:// store is not supported by this version"):
+        open_store("postgresql://bmwg@127.0.0.1/history")
+    with pytest.raises(HistoryError, match="does not exist"):
+        open_store(tmp_path / "no" / "h.db")
+
+
+def test_two_writers_at_once_both_land(tmp_path):
+    path = tmp_path / "h.db"
+    open_store(path).close()
+    runs = [run_data(tmp_path / str(i), started=f"2026-11-2{i}T00:00:00+00:00") for i in range(2)
+            if (tmp_path / str(i)).mkdir() is None]
+    gate, errors = threading.Barrier(2), []
+
+    def write(data):
+        try:
+            with open_store(path) as store:
+                gate.wait()
+                store.add(data)
+        except Exception as exc:          # noqa: BLE001 - the test reports it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(d,)) for d in runs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with open_store(path) as store:
+        assert store.counts()["runs"] == 2
+
+
+def test_the_history_commands(tmp_path, capsys):
+    results = sample_results(tmp_path).path
+    store = tmp_path / "h.db"
+    assert reports_main(["history", "list", "--history", str(store)]) == 2
+    assert "no such store" in capsys.readouterr().err
+    assert reports_main(["history", "add", "--history", str(store), str(results), str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "run 1 added (1 entries)" in out and "run 1 present (1 entries)" in out
+    assert reports_main(["history", "list", "--history", str(store)]) == 0
+    assert "1 run(s)" in capsys.readouterr().out
+    (tmp_path / "bad.json").write_text("{")
+    assert reports_main(["history", "add", "--history", str(store), str(tmp_path / "bad.json")]) == 2
+    assert "bad.json" in capsys.readouterr().err
+    assert reports_main(["history", "add", "--history", "postgresql://h/db", str(results)]) == 2
+    assert "not supported" in capsys.readouterr().err
+
+
+def test_the_history_option_is_checked_before_the_run_and_its_append_says_what_happened(tmp_path):
+    from fixtures.config import BmwgConfig, option_families
+    from fixtures.session import append_history
+    parser = argparse.ArgumentParser()
+    for family in option_families().values():
+        family.add_options(parser)
+    with pytest.raises(pytest.UsageError, match="--history: history .* does not exist"):
+        BmwgConfig.from_options(parser.parse_args(["--history", str(tmp_path / "no" / "h.db")]))
+    ok = BmwgConfig.from_options(parser.parse_args(["--history", str(tmp_path / "h.db")]))
+    assert ok.run.history == str(tmp_path / "h.db") and (tmp_path / "h.db").is_file()
+    data = run_data(tmp_path)
+    assert append_history(str(tmp_path / "h.db"), data, tmp_path / "results.json") == \
+        f"run 1 added in {tmp_path / 'h.db'} (1 entries)"
+    (tmp_path / "dir.db").mkdir()
+    said = append_history(str(tmp_path / "dir.db"), data, tmp_path / "results.json")
+    assert said.startswith("error: the run was not added to history") and "is a folder" in said
