@@ -17,6 +17,10 @@ benchmark, from runs against several controllers (reports/matrix.py); ``tox -e m
 (a SQLite file; ``--history STORE`` on a run appends it as it ends); ``python -m reports history list --history
 STORE`` lists what the store holds (reports/history.py).  Exit status 0, 2 when a store or a file cannot be read.
 
+``python -m reports history check --history STORE [--junit FILE] [--acknowledgements FILE]`` finds the change points
+of every series in the store (reports/changes.py, reports/regressions.py): exit status 0 no unacknowledged
+regression, 1 a regression, 3 not enough data, 2 a store or file that cannot be read.
+
 ``python -m reports current RUN.json [...] [--out FILE]`` writes the current figures, the latest figure of each
 benchmark, controller and variant among kept runs (reports/current.py; the project keeps its own in docs/runs/).
 """
@@ -28,6 +32,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from .changes import ALPHA, MIN_RUNS
 from .junit import render_junit
 from .outcome import PASSED, run_status
 from .results import ResultsError, load_results
@@ -160,12 +165,19 @@ def current_main(args) -> int:
 
 def history_main(args) -> int:
     from .history import HistoryError, open_store
+    if args.action == "check":
+        problem = check_problem(args)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
     try:
         store = open_store(args.history, create=args.action == "add")
     except HistoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     with store:
+        if args.action == "check":
+            return history_check(store, args)
         if args.action == "list":
             rows = store.runs()
             print(f"{args.history}: {len(rows)} run(s)")
@@ -182,6 +194,32 @@ def history_main(args) -> int:
     return 0
 
 
+def check_problem(args) -> Optional[str]:
+    if not 0 < args.alpha < 1:
+        return f"--alpha must be between 0 and 1 (got {args.alpha:g})"
+    if args.min_runs < 2:
+        return f"--min-runs must be 2 or more (got {args.min_runs})"
+    if args.min_change < 0:
+        return f"--min-change must not be negative (got {args.min_change:g})"
+    return None
+
+
+def history_check(store, args) -> int:
+    from .regressions import AckError, check, exit_status, load_acks, render_junit, render_text
+    try:
+        acks = load_acks(args.acknowledgements) if args.acknowledgements else []
+    except AckError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    every = check(store.points(), acks, args.min_runs, args.alpha, args.min_change)
+    print(render_text(every, args.min_runs, args.alpha), end="")
+    if args.junit is not None:
+        args.junit.parent.mkdir(parents=True, exist_ok=True)
+        args.junit.write_text(render_junit(every, args.min_runs))
+        print(f"written: {args.junit}")
+    return exit_status(every)
+
+
 def _written(text: str, out: Optional[Path]) -> int:
     """``text`` printed, or written to ``out``."""
     if out is None:
@@ -193,7 +231,7 @@ def _written(text: str, out: Optional[Path]) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     render = sub.add_parser("render", help="write junit.xml and report.md from a results.json")
@@ -226,9 +264,35 @@ def main(argv=None) -> int:
     add = actions.add_parser("add", help="append runs already made (a run already held is not added twice)")
     add.add_argument("results", type=Path, nargs="+")
     listing = actions.add_parser("list", help="the runs the store holds, oldest first")
-    for action in (add, listing):
+    checking = actions.add_parser("check", help="change points along every series; exit 0 no regression, 1 a "
+                                                "regression, 3 not enough data")
+    checking.add_argument("--junit", type=Path, default=None, help="also write one testcase per series here")
+    checking.add_argument("--acknowledgements", type=Path, default=None,
+                          help="YAML file of known changes, each with a reason (reports/regressions.py)")
+    checking.add_argument("--min-runs", type=int, default=MIN_RUNS,
+                          help=f"runs on each side before a change is called (default {MIN_RUNS})")
+    checking.add_argument("--alpha", type=float, default=ALPHA,
+                          help=f"significance level of a change point (default {ALPHA:g})")
+    checking.add_argument("--min-change", type=float, default=0.0,
+                          help="smallest relative change called, e.g. 0.05 for 5%% (default 0: any significant one)")
+    for action in (add, listing, checking):
         action.add_argument("--history", required=True, help="the store: a SQLite file (add creates it)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def subcommand_options(parser: argparse.ArgumentParser, path=()) -> dict:
+    """Every subcommand's options, by its path (("history", "check"): [...]): for the docs' check."""
+    out = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                out.update(subcommand_options(sub, (*path, name)))
+    out[path] = [flag for a in parser._actions for flag in a.option_strings if flag.startswith("--")]
+    return out
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     if args.command == "history":
         return history_main(args)
     if args.command == "matrix":

@@ -268,6 +268,22 @@ class HistoryStore:
             "SELECT r.id, r.started, r.status, r.controller, r.controller_version, r.suite_commit, r.testbed, "
             "(SELECT count(*) FROM entries e WHERE e.run_id = r.id) FROM runs r ORDER BY r.started, r.id").fetchall()
 
+    def points(self) -> list:
+        """Every measured entry (passed or failed, with a median) as a dict, in the order the runs started: the
+        points of the series (reports/changes.py)."""
+        cur = self.db.execute(
+            "SELECT e.benchmark, e.variant, e.cell_key, e.title, e.unit, e.higher_is_better, e.median, e.mean, e.n, "
+            "e.status, r.id, r.started, r.controller, r.controller_version, r.suite_commit, r.testbed "
+            "FROM entries e JOIN runs r ON r.id = e.run_id "
+            "WHERE e.median IS NOT NULL AND e.status IN ('passed', 'failed') ORDER BY r.started, r.id, e.position")
+        names = [d[0] for d in cur.description]
+        rows = [dict(zip(names, row)) for row in cur.fetchall()]
+        for row in rows:
+            row["run"] = row.pop("id")
+            if row["higher_is_better"] is not None:
+                row["higher_is_better"] = bool(row["higher_is_better"])
+        return rows
+
     def counts(self) -> dict:
         with closing(self.db.cursor()) as cur:
             return {table: cur.execute(f"SELECT count(*) FROM {table}").fetchone()[0]

@@ -51,6 +51,20 @@ def our_options() -> set:
     return flags
 
 
+def reports_options() -> set:
+    """The options of ``python -m reports`` and its subcommands."""
+    from reports.__main__ import build_parser, subcommand_options
+    return {flag for flags in subcommand_options(build_parser()).values() for flag in flags}
+
+
+def test_the_history_page_documents_every_option_of_history_check():
+    from reports.__main__ import build_parser, subcommand_options
+    check = set(subcommand_options(build_parser())[("history", "check")]) - {"--help", "--history"}
+    page = (ROOT / "docs" / "history.md").read_text()
+    table = set(re.findall(r"^\| `(--[a-z-]+)`", page, re.M))
+    assert check and table == check
+
+
 # --------------------------------------------------------------------------- a benchmark page and its options
 
 def page_benchmark(page: Path) -> Optional[str]:
@@ -155,7 +169,7 @@ def test_the_index_maps_every_page_and_the_readme_leads_there():
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_option_the_docs_name_exists(doc):
-    mine, known = our_options(), our_options() | OTHERS | attack_options()
+    mine, known = our_options(), our_options() | OTHERS | attack_options() | reports_options()
     named = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", doc.read_text()))
     unknown = sorted(n for n in named if n not in known)
     assert not unknown, f"{doc.name} names options the suite does not have: {unknown}"
