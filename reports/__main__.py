@@ -181,15 +181,16 @@ def history_main(args) -> int:
         if args.action == "list":
             rows = store.runs()
             print(f"{args.history}: {len(rows)} run(s)")
-            for run_id, started, status, controller, version, commit, bed, entries in rows:
+            for run_id, started, status, controller, version, commit, bed, entries, tag in rows:
                 print(f"  run {run_id}  {started}  {status:7}  {controller or '?'} {version or ''}  "
-                      f"commit {(commit or 'unknown')[:12]}  testbed {bed}  {entries} entries")
+                      f"commit {(commit or 'unknown')[:12]}  testbed {bed}  {entries} entries"
+                      + (f"  tag {tag}" if tag else ""))
             return 0
         loaded = load_all(args.results)
         if loaded is None:
             return 2
         for data, path in loaded:
-            added = store.add(data, source=str(Path(path).resolve()))
+            added = store.add(data, source=str(Path(path).resolve()), tag=args.tag)
             print(f"{path}: run {added.run_id} {added.state} ({added.entries} entries)")
     return 0
 
@@ -263,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     actions = history.add_subparsers(dest="action", required=True)
     add = actions.add_parser("add", help="append runs already made (a run already held is not added twice)")
     add.add_argument("results", type=Path, nargs="+")
+    add.add_argument("--tag", default=None, help="name the runs (a release) for a later run's --against tag:NAME")
     listing = actions.add_parser("list", help="the runs the store holds, oldest first")
     checking = actions.add_parser("check", help="change points along every series; exit 0 no regression, 1 a "
                                                 "regression, 3 not enough data")

@@ -33,7 +33,7 @@ from typing import Optional
 
 from .outcome import judge, run_status
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RUN_SIZE_KEYS = ("repetitions", "warmup")        # how many trials, not what a trial measures
 LOOPBACK_PORT = re.compile(r"(127(?:\.\d{1,3}){3}):\d{1,5}")
 BUSY_TIMEOUT_MS = 30_000
@@ -59,7 +59,12 @@ MIGRATIONS = {
         "CREATE INDEX entries_series ON entries (benchmark, cell_key)",
         "CREATE INDEX runs_started ON runs (started)",
     ],
+    2: [    # a run's tag (a release name), for --against tag:NAME
+        "ALTER TABLE runs ADD COLUMN tag TEXT",
+        "CREATE INDEX runs_tag ON runs (tag)",
+    ],
 }
+AGAINST_FORMS = "latest, tag:NAME or controller-version:X"
 
 
 class HistoryError(Exception):
@@ -201,22 +206,26 @@ class HistoryStore:
 
     # ----------------------------------------------------------------- writing
 
-    def add(self, data: dict, source: Optional[str] = None) -> Added:
-        """Append one run (a loaded results.json) in one transaction; see the module's docstring."""
+    def add(self, data: dict, source: Optional[str] = None, tag: Optional[str] = None) -> Added:
+        """Append one run (a loaded results.json), named ``tag`` if given, in one transaction; see the module's
+        docstring."""
         key, content = run_key(data), digest(data, 32)
         with self.transaction("the run was not written"):
             old = self.db.execute("SELECT id, content_hash FROM runs WHERE run_key = ?", (key,)).fetchone()
             if old is not None and old[1] == content:
+                if tag is not None:
+                    self.db.execute("UPDATE runs SET tag = ? WHERE id = ?", (tag, old[0]))
                 n = self.db.execute("SELECT count(*) FROM entries WHERE run_id = ?", (old[0],)).fetchone()[0]
                 return Added(old[0], "present", n)
             if old is not None:
                 self.db.execute("DELETE FROM runs WHERE id = ?", (old[0],))
-            run_id = self._insert_run(data, key, content, source, old[0] if old else None)
+            run_id = self._insert_run(data, key, content, source, old[0] if old else None, tag)
             entries = [self._insert_entry(run_id, position, entry)
                        for position, entry in enumerate(data.get("benchmarks") or [])]
         return Added(run_id, "replaced" if old else "added", len(entries))
 
-    def _insert_run(self, data: dict, key: str, content: str, source: Optional[str], run_id: Optional[int]) -> int:
+    def _insert_run(self, data: dict, key: str, content: str, source: Optional[str], run_id: Optional[int],
+                    tag: Optional[str]) -> int:
         run = data.get("run") or {}
         controller = run.get("controller") or {}
         code = run.get("code") or {}
@@ -227,12 +236,12 @@ class HistoryStore:
         cur = self.db.execute(
             "INSERT INTO runs (id, run_key, content_hash, started, finished, interrupted, status, controller, "
             "controller_version, controller_mode, suite_version, suite_commit, suite_modified, testbed, command, "
-            "source, added, run_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "source, added, run_json, tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (run_id, key, content, run.get("started"), run.get("finished"), run.get("interrupted"),
              run_status(data), controller.get("name"), controller.get("version"), controller.get("mode"),
              code.get("version"), code.get("commit"), None if modified is None else int(bool(modified)),
              digest(bed, 12), run.get("command"), source,
-             dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), canonical(run)))
+             dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), canonical(run), tag))
         return cur.lastrowid
 
     def _insert_entry(self, run_id: int, position: int, entry: dict) -> int:
@@ -263,10 +272,45 @@ class HistoryStore:
     # ----------------------------------------------------------------- reading
 
     def runs(self) -> list:
-        """Every run, oldest first: (id, started, status, controller, version, commit, testbed, entries)."""
+        """Every run, oldest first: (id, started, status, controller, version, commit, testbed, entries, tag)."""
         return self.db.execute(
             "SELECT r.id, r.started, r.status, r.controller, r.controller_version, r.suite_commit, r.testbed, "
-            "(SELECT count(*) FROM entries e WHERE e.run_id = r.id) FROM runs r ORDER BY r.started, r.id").fetchall()
+            "(SELECT count(*) FROM entries e WHERE e.run_id = r.id), r.tag FROM runs r ORDER BY r.started, r.id"
+        ).fetchall()
+
+    def find(self, against: str) -> int:
+        """The run ``against`` names (:data:`AGAINST_FORMS`): the latest run that was not an error (stopped, or a
+        benchmark that could not run), among all runs, those with that tag, or those of that controller
+        version."""
+        where, args = "status != 'error'", []
+        if against.startswith("tag:") and against[4:]:
+            where, args = where + " AND tag = ?", [against[4:]]
+        elif against.startswith("controller-version:") and against[19:]:
+            where, args = where + " AND controller_version = ?", [against[19:]]
+        elif against != "latest":
+            raise HistoryError(f"--against {against!r}: give {AGAINST_FORMS}")
+        row = self.db.execute(f"SELECT id FROM runs WHERE {where} ORDER BY started DESC, id DESC LIMIT 1",
+                              args).fetchone()
+        if row is None:
+            raise HistoryError(f"history {self.spec}: no run matches --against {against} (a stopped run or one "
+                               "with an error is never a baseline)")
+        return row[0]
+
+    def results(self, run_id: int) -> dict:
+        """A stored run as a results.json holds it, as far as a baseline needs: the run, and each entry's name,
+        variant, unit, direction, summary and trials."""
+        (run_json,) = self.db.execute("SELECT run_json FROM runs WHERE id = ?", (run_id,)).fetchone()
+        benchmarks = []
+        for entry_id, benchmark, variant, unit, hib, summary in self.db.execute(
+                "SELECT id, benchmark, variant, unit, higher_is_better, summary_json FROM entries WHERE run_id = ? "
+                "ORDER BY position", (run_id,)).fetchall():
+            trials = [{"index": i, "value": v, "ok": bool(ok), **({"reason": r} if r else {})}
+                      for i, v, ok, r in self.db.execute("SELECT idx, value, ok, reason FROM trials WHERE entry_id = ? "
+                                                         "ORDER BY idx", (entry_id,))]
+            benchmarks.append({"benchmark": benchmark, "variant": variant, "unit": unit,
+                               "higher_is_better": None if hib is None else bool(hib),
+                               "summary": json.loads(summary) if summary else None, "trials": trials})
+        return {"schema_version": 2, "run": json.loads(run_json), "benchmarks": benchmarks}
 
     def points(self) -> list:
         """Every measured entry (passed or failed, with a median) as a dict, in the order the runs started: the

@@ -169,3 +169,74 @@ def test_the_history_option_is_checked_before_the_run_and_its_append_says_what_h
     (tmp_path / "dir.db").mkdir()
     said = append_history(str(tmp_path / "dir.db"), data, tmp_path / "results.json")
     assert said.startswith("error: the run was not added to history") and "is a folder" in said
+
+
+def test_against_finds_the_latest_run_a_tag_or_a_controller_version_never_a_stopped_one(tmp_path):
+    from fixtures.harness import baseline_values
+    first = run_data(tmp_path, started="2026-11-20T00:00:00+00:00")
+    second = run_data(tmp_path, started="2026-11-21T00:00:00+00:00")
+    second["run"]["controller"]["version"] = "4.35"
+    stopped = run_data(tmp_path, started="2026-11-22T00:00:00+00:00")
+    stopped["run"]["interrupted"] = "stopped by SIGTERM"
+    with open_store(tmp_path / "h.db") as store:
+        a = store.add(first, tag="release-1").run_id
+        b = store.add(second).run_id
+        store.add(stopped)
+        assert store.find("latest") == b
+        assert store.find("tag:release-1") == a
+        assert store.find("controller-version:4.34") == a
+        assert store.find("controller-version:4.35") == b
+        with pytest.raises(HistoryError, match="no run matches --against tag:release-2"):
+            store.find("tag:release-2")
+        for bad in ("newest", "tag:", "controller-version:"):
+            with pytest.raises(HistoryError, match="give latest, tag:NAME or controller-version:X"):
+                store.find(bad)
+        again = store.results(a)
+    assert again["run"]["started"] == "2026-11-20T00:00:00+00:00"
+    assert baseline_values(again, "test_control_session_capacity") == [100, 102, 98, 101, 99, 100, 103, 97, 100, 100]
+
+
+def test_a_version_1_store_is_migrated_with_its_runs_kept(tmp_path):
+    from reports.history import MIGRATIONS
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    for statement in MIGRATIONS[1]:
+        db.execute(statement)
+    db.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    db.execute("INSERT INTO testbeds VALUES ('t', '{}')")
+    db.execute("INSERT INTO runs (id, run_key, content_hash, status, testbed, added, run_json) "
+               "VALUES (1, 'k', 'c', 'passed', 't', 'now', '{}')")
+    db.commit()
+    db.close()
+    with open_store(path) as store:
+        assert store.version() == SCHEMA_VERSION == 2
+        assert store.runs()[0][0] == 1 and store.runs()[0][8] is None     # the old run, without a tag
+
+
+def test_against_is_checked_with_the_options(tmp_path):
+    from fixtures.config import BmwgConfig, option_families
+    parser = argparse.ArgumentParser()
+    for family in option_families().values():
+        family.add_options(parser)
+    store = tmp_path / "h.db"
+    with pytest.raises(pytest.UsageError, match="--against needs --history"):
+        BmwgConfig.from_options(parser.parse_args(["--against", "latest"]))
+    with pytest.raises(pytest.UsageError, match="--history-tag needs --history"):
+        BmwgConfig.from_options(parser.parse_args(["--history-tag", "r1"]))
+    with pytest.raises(pytest.UsageError, match="--against: history .* no run matches --against latest"):
+        BmwgConfig.from_options(parser.parse_args(["--history", str(store), "--against", "latest"]))
+    with open_store(store) as history:
+        history.add(run_data(tmp_path), tag="r1")
+    with pytest.raises(pytest.UsageError, match="--against and --baseline both"):
+        BmwgConfig.from_options(parser.parse_args(["--history", str(store), "--against", "tag:r1", "--baseline",
+                                                   str(tmp_path / "results.json")]))
+    cfg = BmwgConfig.from_options(parser.parse_args(["--history", str(store), "--against", "tag:r1"]))
+    assert cfg.baseline_source == f"tag:r1: run 1 of history {store}"
+    assert cfg.baseline["benchmarks"][0]["benchmark"] == "test_control_session_capacity"
+
+
+def test_history_add_tags_runs_and_list_shows_it(tmp_path, capsys):
+    results = sample_results(tmp_path).path
+    assert reports_main(["history", "add", "--history", str(tmp_path / "h.db"), "--tag", "v1.0", str(results)]) == 0
+    assert reports_main(["history", "list", "--history", str(tmp_path / "h.db")]) == 0
+    assert "tag v1.0" in capsys.readouterr().out

@@ -1,0 +1,51 @@
+"""Integration: real runs of the suite appended to a history store with ``--history``, against the null controller
+with a known answer delay that steps from 2 ms to 3 ms half-way; ``python -m reports history check`` must find
+exactly that step, as a regression, at the first run after it, and pass once it is acknowledged.
+
+Twelve runs of three short trials keep it to a few minutes (a change then needs 3 runs each side and p <= 0.01);
+the 24-run version with the defaults is docs/measurements.md's "history check against a known step"."""
+
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+from helpers import PROJECT_ROOT, pytest_run
+
+from fixtures.ports import free_port
+from reports.history import open_store
+
+pytestmark = pytest.mark.integration
+
+
+def check(*args):
+    return subprocess.run([sys.executable, "-m", "reports", "history", "check", *map(str, args)], cwd=PROJECT_ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_history_check_finds_a_known_delay_step_in_real_runs_once_at_its_run(tmp_path):
+    store = tmp_path / "history.db"
+    for number in range(1, 13):
+        delay = 2 if number <= 6 else 3
+        start = f"{sys.executable} -m emulator.nullctl --host {{host}} --port {{port}} --delay-ms {delay}"
+        run = pytest_run("suites", "-k", "async_message_processing_time", "--controller",
+                         f"external:127.0.0.1:{free_port()}", "--controller-name", "nullctl", "--start-command", start,
+                         "--no-restart", "--repetitions", "3", "--trial-duration", "0.3", "--switches", "2",
+                         "--settle", "0.1", "--response-timeout", "0.3", "--report-dir", tmp_path / f"run{number}",
+                         "--history", store)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+        assert f"history: run {number} added in {store}" in run.stdout
+    with open_store(store) as history:
+        medians = [p["median"] for p in history.points()]
+    assert len(medians) == 12 and max(medians[:6]) < min(medians[6:]), medians
+    junit = tmp_path / "check.xml"
+    found = check("--history", store, "--min-runs", "3", "--alpha", "0.01", "--junit", junit)
+    assert found.returncode == 1, found.stdout + found.stderr
+    lines = [line.strip() for line in found.stdout.splitlines() if line.startswith("    ")]
+    assert len(lines) == 1 and lines[0].startswith("regression at run 7 "), found.stdout
+    (case,) = ET.parse(junit).getroot().findall(".//testcase")
+    assert case.find("failure") is not None and "nullctl" in case.get("name")
+    acks = tmp_path / "known.yaml"
+    acks.write_text("- controller: nullctl\n  run: 7\n  reason: the delay was raised to 3 ms on purpose\n")
+    passed = check("--history", store, "--min-runs", "3", "--alpha", "0.01", "--acknowledgements", acks)
+    assert passed.returncode == 0 and "acknowledged: the delay was raised to 3 ms on purpose" in passed.stdout
