@@ -19,7 +19,9 @@ STORE`` lists what the store holds (reports/history.py).  Exit status 0, 2 when 
 
 ``python -m reports history check --history STORE [--junit FILE] [--acknowledgements FILE]`` finds the change points
 of every series in the store (reports/changes.py, reports/regressions.py): exit status 0 no unacknowledged
-regression, 1 a regression, 3 not enough data, 2 a store or file that cannot be read.
+regression, 1 a regression, 3 not enough data, 2 a store or file that cannot be read.  ``python -m reports history
+site DIR --history STORE`` writes DIR/index.html, the history's plots as one page that needs no network
+(reports/site.py).
 
 ``python -m reports current RUN.json [...] [--out FILE]`` writes the current figures, the latest figure of each
 benchmark, controller and variant among kept runs (reports/current.py; the project keeps its own in docs/runs/).
@@ -165,7 +167,7 @@ def current_main(args) -> int:
 
 def history_main(args) -> int:
     from .history import HistoryError, open_store
-    if args.action == "check":
+    if args.action in ("check", "site"):
         problem = check_problem(args)
         if problem:
             print(f"error: {problem}", file=sys.stderr)
@@ -178,6 +180,8 @@ def history_main(args) -> int:
     with store:
         if args.action == "check":
             return history_check(store, args)
+        if args.action == "site":
+            return history_site(store, args)
         if args.action == "list":
             rows = store.runs()
             print(f"{args.history}: {len(rows)} run(s)")
@@ -219,6 +223,24 @@ def history_check(store, args) -> int:
         args.junit.write_text(render_junit(every, args.min_runs))
         print(f"written: {args.junit}")
     return exit_status(every)
+
+
+def history_site(store, args) -> int:
+    from .plots import unavailable
+    from .regressions import AckError, check, load_acks
+    from .site import render_site
+    why = unavailable()
+    if why:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
+    try:
+        acks = load_acks(args.acknowledgements) if args.acknowledgements else []
+    except AckError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    every = check(store.points(), acks, args.min_runs, args.alpha, args.min_change)
+    print(f"written: {render_site(every, args.out, str(args.history))}")
+    return 0
 
 
 def _written(text: str, out: Optional[Path]) -> int:
@@ -277,7 +299,16 @@ def build_parser() -> argparse.ArgumentParser:
                           help=f"significance level of a change point (default {ALPHA:g})")
     checking.add_argument("--min-change", type=float, default=0.0,
                           help="smallest relative change called, e.g. 0.05 for 5%% (default 0: any significant one)")
-    for action in (add, listing, checking):
+    site = actions.add_parser("site", help="a static page that needs no network: one plot per series, change points "
+                                           "marked, releases annotated, points linking to their run's report")
+    site.add_argument("out", type=Path, help="the folder to write index.html to")
+    for action in (checking, site):
+        if action is site:
+            action.add_argument("--acknowledgements", type=Path, default=None, help="as for check")
+            action.add_argument("--min-runs", type=int, default=MIN_RUNS, help="as for check")
+            action.add_argument("--alpha", type=float, default=ALPHA, help="as for check")
+            action.add_argument("--min-change", type=float, default=0.0, help="as for check")
+    for action in (add, listing, checking, site):
         action.add_argument("--history", required=True, help="the store: a SQLite file (add creates it)")
     return parser
 

@@ -317,7 +317,8 @@ class HistoryStore:
         points of the series (reports/changes.py)."""
         cur = self.db.execute(
             "SELECT e.benchmark, e.variant, e.cell_key, e.title, e.unit, e.higher_is_better, e.median, e.mean, e.n, "
-            "e.status, r.id, r.started, r.controller, r.controller_version, r.suite_commit, r.testbed "
+            "e.ci95_low, e.ci95_high, e.status, r.id, r.started, r.controller, r.controller_version, r.suite_commit, "
+            "r.testbed, r.tag, r.source "
             "FROM entries e JOIN runs r ON r.id = e.run_id "
             "WHERE e.median IS NOT NULL AND e.status IN ('passed', 'failed') ORDER BY r.started, r.id, e.position")
         names = [d[0] for d in cur.description]

@@ -173,3 +173,27 @@ def test_bad_check_options_are_named(tmp_path, option, value, says, capsys):
     assert reports_main(["history", "check", "--history", str(tmp_path / "h.db"), option, value]) == 2
     assert says in capsys.readouterr().err
     assert not (tmp_path / "h.db").exists()
+
+
+def test_history_site_is_one_offline_page_with_a_plot_per_series(tmp_path, capsys):
+    import re
+    medians = noisy(2.0, 12, 0.05, 51) + noisy(3.0, 12, 0.05, 52)
+    path = tmp_path / "h.db"
+    report = tmp_path / "run1" / "report.html"
+    report.parent.mkdir()
+    report.write_text("<html></html>")
+    with open_store(path) as store:
+        for number, median in enumerate(medians, 1):
+            store.add(run_of(number, median), source=str(report.parent / "results.json") if number == 1 else None)
+        for number, median in enumerate(noisy(5.0, 3, 0.05, 53), 30):
+            store.add(run_of(number, median, controller="ryu"))
+    out = tmp_path / "site"
+    assert reports_main(["history", "site", str(out), "--history", str(path)]) == 0
+    page = (out / "index.html").read_text()
+    assert page.count('<section class="series"') == 2 and page.count("<svg") == 2
+    assert 'data-controller="null"' in page and 'data-controller="ryu"' in page
+    assert "regression at run 13" in page and 'id="testbed"' in page and 'id="controller"' in page
+    assert 'xlink:href="../run1/report.html"' in page                  # the first point links to its run's report
+    fetched = re.findall(r'(?:src|href)="([^"#][^"]*)"', page)
+    assert fetched and all(not re.match(r"^[a-z]+:", url) for url in fetched), fetched   # nothing to fetch
+    assert "not enough data" in page
