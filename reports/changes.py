@@ -29,6 +29,7 @@ from typing import Optional, Sequence
 
 MIN_RUNS = 5            # runs on each side of a change before it is called
 ALPHA = 0.001           # the significance level of a change point
+MODEL = "l2"           # ruptures cost behind the candidate splits (its rank cost misplaces a step back)
 PERMUTATIONS = 9999     # shuffles behind each p-value (the smallest p-value is 1 / (1 + PERMUTATIONS))
 REGRESSION, IMPROVEMENT, CHANGE = "regression", "improvement", "change"
 
@@ -113,7 +114,7 @@ def candidates(values: Sequence[float], min_runs: int) -> list:
     signal = np.asarray(values, dtype=float).reshape(-1, 1)
     if float(np.ptp(signal)) == 0.0:
         return []
-    algo = rpt.Binseg(model="l2", min_size=min_runs, jump=1).fit(signal)
+    algo = rpt.Binseg(model=MODEL, min_size=min_runs, jump=1).fit(signal)
     try:
         ends = algo.predict(n_bkps=most)
     except rpt.exceptions.BadSegmentationParameters:
