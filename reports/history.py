@@ -288,7 +288,7 @@ class HistoryStore:
         elif against.startswith("controller-version:") and against[19:]:
             where, args = where + " AND controller_version = ?", [against[19:]]
         elif against != "latest":
-            raise HistoryError(f"--against {against!r}: give {AGAINST_FORMS}")
+            raise HistoryError(f"{against!r} is not one of {AGAINST_FORMS}")
         row = self.db.execute(f"SELECT id FROM runs WHERE {where} ORDER BY started DESC, id DESC LIMIT 1",
                               args).fetchone()
         if row is None:

@@ -33,7 +33,8 @@ OTHERS = {"--collect-only", "--overwrite", "--out", "--help", "--sessions", "--s
           "--observe-links", "--ofp-listen-host", "--ofp-tcp-listen-port",  # Ryu's
           "--date", "--format", "--json", "--plots",   # reports compare
           "--no-deps", "--wait",   # pip; ovn-nbctl --wait=sb
-          "--parts"}   # selfbench known
+          "--parts",   # selfbench known
+          "--host", "--port"}   # python -m emulator.nullctl
 
 
 def attack_options() -> set:

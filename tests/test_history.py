@@ -189,7 +189,7 @@ def test_against_finds_the_latest_run_a_tag_or_a_controller_version_never_a_stop
         with pytest.raises(HistoryError, match="no run matches --against tag:release-2"):
             store.find("tag:release-2")
         for bad in ("newest", "tag:", "controller-version:"):
-            with pytest.raises(HistoryError, match="give latest, tag:NAME or controller-version:X"):
+            with pytest.raises(HistoryError, match="is not one of latest, tag:NAME or controller-version:X"):
                 store.find(bad)
         again = store.results(a)
     assert again["run"]["started"] == "2026-11-20T00:00:00+00:00"
