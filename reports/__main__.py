@@ -209,14 +209,23 @@ def check_problem(args) -> Optional[str]:
     return None
 
 
-def history_check(store, args) -> int:
-    from .regressions import AckError, check, exit_status, load_acks, render_junit, render_text
+def checked_series(store, args) -> Optional[list]:
+    """Every series of the store weighed (reports/regressions.py), or None after naming on stderr an
+    acknowledgements file that cannot be used."""
+    from .regressions import AckError, check, load_acks
     try:
         acks = load_acks(args.acknowledgements) if args.acknowledgements else []
     except AckError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return None
+    return check(store.points(), acks, args.min_runs, args.alpha, args.min_change)
+
+
+def history_check(store, args) -> int:
+    from .regressions import exit_status, render_junit, render_text
+    every = checked_series(store, args)
+    if every is None:
         return 2
-    every = check(store.points(), acks, args.min_runs, args.alpha, args.min_change)
     print(render_text(every, args.min_runs, args.alpha), end="")
     if args.junit is not None:
         args.junit.parent.mkdir(parents=True, exist_ok=True)
@@ -227,18 +236,14 @@ def history_check(store, args) -> int:
 
 def history_site(store, args) -> int:
     from .plots import unavailable
-    from .regressions import AckError, check, load_acks
     from .site import render_site
     why = unavailable()
     if why:
         print(f"error: {why}", file=sys.stderr)
         return 2
-    try:
-        acks = load_acks(args.acknowledgements) if args.acknowledgements else []
-    except AckError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    every = checked_series(store, args)
+    if every is None:
         return 2
-    every = check(store.points(), acks, args.min_runs, args.alpha, args.min_change)
     print(f"written: {render_site(every, args.out, str(args.history))}")
     return 0
 
