@@ -177,25 +177,34 @@ def history_main(args) -> int:
     except HistoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    with store:
-        if args.action == "check":
-            return history_check(store, args)
-        if args.action == "site":
-            return history_site(store, args)
-        if args.action == "list":
-            rows = store.runs()
-            print(f"{args.history}: {len(rows)} run(s)")
-            for run_id, started, status, controller, version, commit, bed, entries, tag in rows:
-                print(f"  run {run_id}  {started}  {status:7}  {controller or '?'} {version or ''}  "
-                      f"commit {(commit or 'unknown')[:12]}  testbed {bed}  {entries} entries"
-                      + (f"  tag {tag}" if tag else ""))
-            return 0
-        loaded = load_all(args.results)
-        if loaded is None:
-            return 2
-        for data, path in loaded:
-            added = store.add(data, source=str(Path(path).resolve()), tag=args.tag)
-            print(f"{path}: run {added.run_id} {added.state} ({added.entries} entries)")
+    import sqlite3
+    try:
+        with store:
+            return history_action(store, args)
+    except (HistoryError, sqlite3.Error, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def history_action(store, args) -> int:
+    if args.action == "check":
+        return history_check(store, args)
+    if args.action == "site":
+        return history_site(store, args)
+    if args.action == "list":
+        rows = store.runs()
+        print(f"{args.history}: {len(rows)} run(s)")
+        for run_id, started, status, controller, version, commit, bed, entries, tag in rows:
+            print(f"  run {run_id}  {started}  {status:7}  {controller or '?'} {version or ''}  "
+                  f"commit {(commit or 'unknown')[:12]}  testbed {bed}  {entries} entries"
+                  + (f"  tag {tag}" if tag else ""))
+        return 0
+    loaded = load_all(args.results)
+    if loaded is None:
+        return 2
+    for data, path in loaded:
+        added = store.add(data, source=str(Path(path).resolve()), tag=args.tag)
+        print(f"{path}: run {added.run_id} {added.state} ({added.entries} entries)")
     return 0
 
 

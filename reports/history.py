@@ -15,7 +15,8 @@ results.json ...`` for runs already made).  What it keeps of a run:
 A run is written in one transaction, so a store never holds half a run; a second writer waits for the first
 (SQLite's write lock, ``busy_timeout``).  A run is known by its start time, the harness's pid, its command and its
 controller: adding it again is a no-op, and adding a later copy of its file (a run that was still going when it
-was first added) replaces it.  The schema carries its version (``meta``); an older store is migrated when opened,
+was first added: it has finished since, or holds more trials) replaces it; an earlier copy changes nothing.
+The schema carries its version (``meta``); an older store is migrated when opened,
 in one transaction, and a newer one is refused.
 """
 
@@ -175,17 +176,24 @@ class HistoryStore:
         return int(row[0]) if row else 0
 
     def migrate(self) -> None:
-        """Bring the store to :data:`SCHEMA_VERSION` in one transaction (a newer store is refused)."""
+        """Bring the store to :data:`SCHEMA_VERSION` in one transaction (a newer store is refused).  A store already
+        at it is only read, so a read-only store can be listed, checked and drawn."""
+        if self.checked_version() == SCHEMA_VERSION:
+            return
         with self.transaction("the schema was not migrated"):
-            found = self.version()
-            if found > SCHEMA_VERSION:
-                raise HistoryError(f"history {self.spec}: schema version {found} is newer than this suite's "
-                                   f"({SCHEMA_VERSION}); use a newer bmwg-sdn")
+            found = self.checked_version()          # again, under the write lock: another writer may have been first
             for version in range(found + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[version]:
                     self.db.execute(statement)
                 self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
                                 (str(version),))
+
+    def checked_version(self) -> int:
+        found = self.version()
+        if found > SCHEMA_VERSION:
+            raise HistoryError(f"history {self.spec}: schema version {found} is newer than this suite's "
+                               f"({SCHEMA_VERSION}); use a newer bmwg-sdn")
+        return found
 
     @contextmanager
     def transaction(self, failed: str):
@@ -199,7 +207,11 @@ class HistoryStore:
             yield
             self.db.execute("COMMIT")
         except BaseException as exc:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:       # SQLite may have rolled back already (a full disk, an I/O error)
+                try:
+                    self.db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
             if isinstance(exc, sqlite3.Error):
                 raise HistoryError(f"history {self.spec}: {failed} ({exc})") from exc
             raise
@@ -211,18 +223,30 @@ class HistoryStore:
         docstring."""
         key, content = run_key(data), digest(data, 32)
         with self.transaction("the run was not written"):
-            old = self.db.execute("SELECT id, content_hash FROM runs WHERE run_key = ?", (key,)).fetchone()
-            if old is not None and old[1] == content:
+            old = self.db.execute("SELECT id, content_hash, run_json, tag FROM runs WHERE run_key = ?",
+                                  (key,)).fetchone()
+            if old is not None and (old[1] == content or not self._more_complete(data, old[0], old[2])):
                 if tag is not None:
                     self.db.execute("UPDATE runs SET tag = ? WHERE id = ?", (tag, old[0]))
                 n = self.db.execute("SELECT count(*) FROM entries WHERE run_id = ?", (old[0],)).fetchone()[0]
                 return Added(old[0], "present", n)
             if old is not None:
                 self.db.execute("DELETE FROM runs WHERE id = ?", (old[0],))
+                tag = tag if tag is not None else old[3]
             run_id = self._insert_run(data, key, content, source, old[0] if old else None, tag)
             entries = [self._insert_entry(run_id, position, entry)
                        for position, entry in enumerate(data.get("benchmarks") or [])]
         return Added(run_id, "replaced" if old else "added", len(entries))
+
+    def _more_complete(self, data: dict, run_id: int, run_json: str) -> bool:
+        """Whether ``data`` is a later copy of the stored run: it has finished and the stored one had not, or it
+        holds more trials."""
+        finished_before = bool(json.loads(run_json).get("finished"))
+        if bool((data.get("run") or {}).get("finished")) != finished_before:
+            return not finished_before
+        stored = self.db.execute("SELECT count(*) FROM trials t JOIN entries e ON e.id = t.entry_id "
+                                 "WHERE e.run_id = ?", (run_id,)).fetchone()[0]
+        return sum(len(e.get("trials") or []) for e in data.get("benchmarks") or []) > stored
 
     def _insert_run(self, data: dict, key: str, content: str, source: Optional[str], run_id: Optional[int],
                     tag: Optional[str]) -> int:
@@ -295,6 +319,12 @@ class HistoryStore:
             raise HistoryError(f"history {self.spec}: no run matches --against {against} (a stopped run or one "
                                "with an error is never a baseline)")
         return row[0]
+
+    def describe(self, run_id: int) -> str:
+        """``run N (controller version, started ..., testbed ...)``: which run a baseline is, in one phrase."""
+        controller, version, started, bed = self.db.execute(
+            "SELECT controller, controller_version, started, testbed FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return f"run {run_id} ({controller or '?'} {version or 'version unknown'}, started {started}, testbed {bed})"
 
     def results(self, run_id: int) -> dict:
         """A stored run as a results.json holds it, as far as a baseline needs: the run, and each entry's name,

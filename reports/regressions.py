@@ -2,7 +2,7 @@
 changes set aside, one verdict for CI.
 
 Exit status: 0 no unacknowledged regression, 1 a regression, 3 not enough data (no series has the runs a change
-needs on both sides), 2 a store or an acknowledgements file that cannot be read.
+needs), 2 a store or an acknowledgements file that cannot be read.
 
 An **acknowledgements file** (YAML) names known changes, each with a reason::
 
@@ -93,8 +93,9 @@ class Series:
     acknowledged: dict = field(default_factory=dict)  # change point index -> reason
 
     def key_dict(self) -> dict:
-        return {"benchmark": self.benchmark, "variant": "null" if self.variant is None else self.variant,
-                "controller": "null" if self.controller is None else self.controller, "testbed": self.testbed,
+        # a missing variant or controller is "?", as printed (YAML's null reads as the null controller's name)
+        return {"benchmark": self.benchmark, "variant": "?" if self.variant is None else self.variant,
+                "controller": "?" if self.controller is None else self.controller, "testbed": self.testbed,
                 "cell": self.cell}
 
     @property
@@ -174,12 +175,13 @@ def render_text(every: list, min_runs: int, alpha: float) -> str:
     for s in every:
         lines.append(f"{s.status.upper():16} {s.label}: {len(s.points)} runs")
         if s.changes and not s.changes.enough_data:
-            lines.append(f"    fewer than {2 * min_runs} runs: no change can be called yet")
+            lines.append(f"    too few runs for a change to be called yet ({2 * min_runs} or more are needed, and "
+                         f"enough for p <= {alpha:g})")
         for c in (s.changes.change_points if s.changes else []):
             lines.append("    " + change_line(s, c))
     status = exit_status(every)
     lines.append({OK: "no unacknowledged regression", REGRESSED: "REGRESSION: see above",
-                  NOT_ENOUGH: f"not enough data: no series has {2 * min_runs} runs"}[status])
+                  NOT_ENOUGH: "not enough data: no series has the runs a change needs"}[status])
     return "\n".join(lines) + "\n"
 
 
@@ -196,6 +198,6 @@ def render_junit(every: list, min_runs: int) -> str:
             case.add_failure_info(message="; ".join(change_line(s, c) for c in s.regressions()))
         elif s.status == "not enough data":
             case.add_skipped_info(message=f"not enough data: {len(s.points)} runs, a change needs {min_runs} on "
-                                          "each side")
+                                          "each side and enough runs to reach the significance level")
         cases.append(case)
     return to_xml_report_string([TestSuite("bmwg-sdn history check", cases)])

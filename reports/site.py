@@ -84,12 +84,12 @@ def series_figure(s, links: list) -> Optional[str]:
         name = p.get("tag") or p.get("controller_version")
         if name and name != previous:
             ax.annotate(str(name), (x, p["median"]), textcoords="offset points", xytext=(0, 8), fontsize=7,
-                        rotation=45, color="#555")
+                        rotation=45, color="#555", parse_math=False)
         previous = name
     ax.set_xticks(xs, [str(p["run"]) for p in points], fontsize=7)
     ax.set_xlabel("run (in the order the runs started)")
     ax.set_ylabel(f"median ({s.unit})" if s.unit else "median")
-    ax.set_title(s.name, fontsize=9)
+    ax.set_title(s.name, fontsize=9, parse_math=False)
     if s.changes and s.changes.change_points:
         ax.legend(loc="best", fontsize=7)
     ax.grid(alpha=0.3)

@@ -231,7 +231,8 @@ def test_against_is_checked_with_the_options(tmp_path):
         BmwgConfig.from_options(parser.parse_args(["--history", str(store), "--against", "tag:r1", "--baseline",
                                                    str(tmp_path / "results.json")]))
     cfg = BmwgConfig.from_options(parser.parse_args(["--history", str(store), "--against", "tag:r1"]))
-    assert cfg.baseline_source == f"tag:r1: run 1 of history {store}"
+    assert cfg.baseline_source == (f"tag:r1: run 1 (ryu 4.34, started 2026-11-22T00:00:00+00:00, testbed "
+                                   f"{fingerprint_id(run_data(tmp_path)['run'])}) of history {store}")
     assert cfg.baseline["benchmarks"][0]["benchmark"] == "test_control_session_capacity"
 
 
@@ -240,3 +241,52 @@ def test_history_add_tags_runs_and_list_shows_it(tmp_path, capsys):
     assert reports_main(["history", "add", "--history", str(tmp_path / "h.db"), "--tag", "v1.0", str(results)]) == 0
     assert reports_main(["history", "list", "--history", str(tmp_path / "h.db")]) == 0
     assert "tag v1.0" in capsys.readouterr().out
+
+
+def test_an_earlier_copy_changes_nothing_and_a_later_one_keeps_the_tag(tmp_path):
+    data = run_data(tmp_path)
+    partial = copy.deepcopy(data)
+    del partial["run"]["finished"]
+    partial["benchmarks"][0]["trials"] = partial["benchmarks"][0]["trials"][:3]
+    with open_store(tmp_path / "h.db") as store:
+        first = store.add(data, tag="r1")
+        assert store.add(partial).state == "present"                    # the run as it was mid-way: kept out
+        assert store.counts()["trials"] == 11
+    with open_store(tmp_path / "h2.db") as store:
+        store.add(partial, tag="r1")
+        later = store.add(data)
+        assert (later.state, store.runs()[0][8]) == ("replaced", "r1")
+        assert first.state == "added"
+
+
+def test_a_store_at_the_current_schema_is_opened_without_the_write_lock(tmp_path, monkeypatch):
+    import reports.history as history
+    path = tmp_path / "h.db"
+    with open_store(path) as store:
+        store.add(run_data(tmp_path))
+    monkeypatch.setattr(history, "BUSY_TIMEOUT_MS", 200)
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")                  # another process in the middle of writing a run
+    try:
+        with open_store(path) as store:
+            assert len(store.runs()) == 1 and store.find("latest") == 1
+        with pytest.raises(HistoryError, match="the run was not written .*locked"):
+            with open_store(path) as store:
+                store.add(run_data(tmp_path, started="2026-11-23T00:00:00+00:00"))
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
+def test_what_cannot_be_written_is_said_and_never_raised_at_the_sessions_end(tmp_path, capsys):
+    from fixtures.session import append_history
+    bad = run_data(tmp_path)
+    bad["benchmarks"] = [None]                          # not an entry at all
+    said = append_history(str(tmp_path / "h.db"), bad, tmp_path / "results.json")
+    assert said.startswith("error: the run was not added to history") and "AttributeError" in said
+    dup = run_data(tmp_path)
+    dup["benchmarks"][0]["trials"][1]["index"] = 1
+    results = tmp_path / "dup.json"
+    results.write_text(__import__("json").dumps(dup))
+    assert reports_main(["history", "add", "--history", str(tmp_path / "h.db"), str(results)]) == 2
+    assert "the run was not written" in capsys.readouterr().err

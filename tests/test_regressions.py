@@ -133,9 +133,9 @@ def test_history_check_passes_an_unchanged_history_and_says_when_it_has_too_few_
 def test_series_are_kept_apart_by_controller(tmp_path):
     path = tmp_path / "h.db"
     with open_store(path) as store:
-        for number, median in enumerate(noisy(2.0, 12, 0.05, 41), 1):
+        for number, median in enumerate(noisy(2.0, 14, 0.05, 41), 1):
             store.add(run_of(number, median, controller="ryu"))
-        for number, median in enumerate(noisy(3.0, 12, 0.05, 42), 13):
+        for number, median in enumerate(noisy(3.0, 14, 0.05, 42), 15):
             store.add(run_of(number, median, controller="osken"))
     assert reports_main(["history", "check", "--history", str(path)]) == 0
 
@@ -197,3 +197,12 @@ def test_history_site_is_one_offline_page_with_a_plot_per_series(tmp_path, capsy
     fetched = re.findall(r'(?:src|href)="([^"#][^"]*)"', page)
     assert fetched and all(not re.match(r"^[a-z]+:", url) for url in fetched), fetched   # nothing to fetch
     assert "not enough data" in page
+
+
+def test_a_series_too_short_for_the_test_to_reach_alpha_has_not_enough_data():
+    from reports.changes import p_floor
+    assert p_floor(13, 5) > 0.001 >= p_floor(14, 5)
+    step13 = [1.0] * 6 + [2.0] * 7
+    assert not change_points(step13).enough_data and change_points(step13).change_points == []
+    step14 = [1.0] * 7 + [2.0] * 7
+    assert [c.index for c in change_points(step14).change_points] == [7]
