@@ -20,6 +20,14 @@ def run_data(tmp_path, started="2026-11-22T00:00:00+00:00", pid=4242, **run):
     return data
 
 
+def midway(data: dict) -> dict:
+    """The same run as its results.json read while it was going: not finished, 3 trials so far."""
+    partial = copy.deepcopy(data)
+    del partial["run"]["finished"]
+    partial["benchmarks"][0]["trials"] = partial["benchmarks"][0]["trials"][:3]
+    return partial
+
+
 def test_a_run_is_added_once_with_every_entry_and_trial(tmp_path):
     data = run_data(tmp_path)
     with open_store(tmp_path / "h.db") as store:
@@ -37,9 +45,7 @@ def test_a_run_is_added_once_with_every_entry_and_trial(tmp_path):
 
 def test_a_later_copy_of_a_run_replaces_it_and_another_run_is_added(tmp_path):
     data = run_data(tmp_path)
-    partial = copy.deepcopy(data)
-    del partial["run"]["finished"]
-    partial["benchmarks"][0]["trials"] = partial["benchmarks"][0]["trials"][:3]
+    partial = midway(data)
     with open_store(tmp_path / "h.db") as store:
         first = store.add(partial)
         later = store.add(data)
@@ -245,9 +251,7 @@ def test_history_add_tags_runs_and_list_shows_it(tmp_path, capsys):
 
 def test_an_earlier_copy_changes_nothing_and_a_later_one_keeps_the_tag(tmp_path):
     data = run_data(tmp_path)
-    partial = copy.deepcopy(data)
-    del partial["run"]["finished"]
-    partial["benchmarks"][0]["trials"] = partial["benchmarks"][0]["trials"][:3]
+    partial = midway(data)
     with open_store(tmp_path / "h.db") as store:
         first = store.add(data, tag="r1")
         assert store.add(partial).state == "present"                    # the run as it was mid-way: kept out
