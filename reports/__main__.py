@@ -305,23 +305,18 @@ def build_parser() -> argparse.ArgumentParser:
     checking = actions.add_parser("check", help="change points along every series; exit 0 no regression, 1 a "
                                                 "regression, 3 not enough data")
     checking.add_argument("--junit", type=Path, default=None, help="also write one testcase per series here")
-    checking.add_argument("--acknowledgements", type=Path, default=None,
-                          help="YAML file of known changes, each with a reason (reports/regressions.py)")
-    checking.add_argument("--min-runs", type=int, default=MIN_RUNS,
-                          help=f"runs on each side before a change is called (default {MIN_RUNS})")
-    checking.add_argument("--alpha", type=float, default=ALPHA,
-                          help=f"significance level of a change point (default {ALPHA:g})")
-    checking.add_argument("--min-change", type=float, default=0.0,
-                          help="smallest relative change called, e.g. 0.05 for 5%% (default 0: any significant one)")
     site = actions.add_parser("site", help="a static page that needs no network: one plot per series, change points "
                                            "marked, releases annotated, points linking to their run's report")
     site.add_argument("out", type=Path, help="the folder to write index.html to")
-    for action in (checking, site):
-        if action is site:
-            action.add_argument("--acknowledgements", type=Path, default=None, help="as for check")
-            action.add_argument("--min-runs", type=int, default=MIN_RUNS, help="as for check")
-            action.add_argument("--alpha", type=float, default=ALPHA, help="as for check")
-            action.add_argument("--min-change", type=float, default=0.0, help="as for check")
+    for action in (checking, site):     # the site draws the change points check finds, chosen by the same options
+        action.add_argument("--acknowledgements", type=Path, default=None,
+                            help="YAML file of known changes, each with a reason (reports/regressions.py)")
+        action.add_argument("--min-runs", type=int, default=MIN_RUNS,
+                            help=f"runs on each side before a change is called (default {MIN_RUNS})")
+        action.add_argument("--alpha", type=float, default=ALPHA,
+                            help=f"significance level of a change point (default {ALPHA:g})")
+        action.add_argument("--min-change", type=float, default=0.0,
+                            help="smallest relative change called, e.g. 0.05 for 5%% (default 0: any significant one)")
     for action in (add, listing, checking, site):
         action.add_argument("--history", required=True, help="the store: a SQLite file (add creates it)")
     return parser
