@@ -14,8 +14,9 @@ passed (reports/outcome.py), 1 when it did not, 2 when the file cannot be read.
 benchmark, from runs against several controllers (reports/matrix.py); ``tox -e matrix`` makes the runs first.
 
 ``python -m reports history add --history STORE RESULTS.json [...]`` appends runs already made to a history store
-(a SQLite file; ``--history STORE`` on a run appends it as it ends); ``python -m reports history list --history
-STORE`` lists what the store holds (reports/history.py).  Exit status 0, 2 when a store or a file cannot be read.
+(a SQLite file or a ``postgresql://`` URL; ``--history STORE`` on a run appends it as it ends); ``python -m reports
+history list --history STORE`` lists what the store holds (reports/history.py).  Exit status 0, 2 when a store or
+a file cannot be read.
 
 ``python -m reports history check --history STORE [--junit FILE] [--acknowledgements FILE]`` finds the change points
 of every series in the store (reports/changes.py, reports/regressions.py): exit status 0 no unacknowledged
@@ -39,6 +40,7 @@ from .junit import render_junit
 from .outcome import PASSED, run_status
 from .results import ResultsError, load_results
 from .rfc_report import render_markdown
+from .stores import masked
 from .summary import headline_lines
 
 
@@ -193,7 +195,7 @@ def history_action(store, args) -> int:
         return history_site(store, args)
     if args.action == "list":
         rows = store.runs()
-        print(f"{args.history}: {len(rows)} run(s)")
+        print(f"{masked(args.history)}: {len(rows)} run(s)")
         for run_id, started, status, controller, version, commit, bed, entries, tag in rows:
             print(f"  run {run_id}  {started}  {status:7}  {controller or '?'} {version or ''}  "
                   f"commit {(commit or 'unknown')[:12]}  testbed {bed}  {entries} entries"
@@ -253,7 +255,7 @@ def history_site(store, args) -> int:
     every = checked_series(store, args)
     if every is None:
         return 2
-    print(f"written: {render_site(every, args.out, str(args.history))}")
+    print(f"written: {render_site(every, args.out, masked(args.history))}")
     return 0
 
 
@@ -318,7 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
         action.add_argument("--min-change", type=float, default=0.0,
                             help="smallest relative change called, e.g. 0.05 for 5%% (default 0: any significant one)")
     for action in (add, listing, checking, site):
-        action.add_argument("--history", required=True, help="the store: a SQLite file (add creates it)")
+        action.add_argument("--history", required=True, help="the store: a SQLite file (add creates it) or a "
+                            "postgresql://USER@HOST[:PORT]/DATABASE URL (password in PGPASSWORD)")
     return parser
 
 

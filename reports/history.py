@@ -1,7 +1,8 @@
 """The run history: every run appended to one store, keyed so that readings of the same thing line up.
 
-A store is a SQLite file (``--history PATH`` on a run, ``python -m reports history add --history PATH
-results.json ...`` for runs already made).  What it keeps of a run:
+A store is a SQLite file or a PostgreSQL database named by a ``postgresql://`` URL (``--history STORE`` on a run,
+``python -m reports history add --history STORE results.json ...`` for runs already made); reports/stores.py holds
+what differs between the two, this module what a store is.  What it keeps of a run:
 
 - the run: when it started and ended, its status (reports/outcome.py), the controller's kind, version and mode,
   the suite's version and commit, the command, and the file it was read from;
@@ -13,26 +14,26 @@ results.json ...`` for runs already made).  What it keeps of a run:
   the outcome, the summary, the verdict, and every trial's value.
 
 A run is written in one transaction, so a store never holds half a run; a second writer waits for the first
-(SQLite's write lock, ``busy_timeout``).  A run is known by its start time, the harness's pid, its command and its
-controller: adding it again is a no-op, and adding a later copy of its file (a run that was still going when it
-was first added: it has finished since, or holds more trials) replaces it; an earlier copy changes nothing.
-The schema carries its version (``meta``); an older store is migrated when opened,
+(SQLite's write lock, PostgreSQL's advisory lock; up to ``BUSY_TIMEOUT_MS``).  A run is known by its start time,
+the harness's pid, its command and its controller: adding it again is a no-op, and adding a later copy of its file
+(a run that was still going when it was first added: it has finished since, or holds more trials) replaces it; an
+earlier copy changes nothing.  The schema carries its version (``meta``); an older store is migrated when opened,
 in one transaction, and a newer one is refused.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import re
-import sqlite3
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional
 
 from .outcome import judge, run_status
+from .stores import StoreError, connect, masked
 
 SCHEMA_VERSION = 2
 RUN_SIZE_KEYS = ("repetitions", "warmup")        # how many trials, not what a trial measures
@@ -40,22 +41,23 @@ LOOPBACK_PORT = re.compile(r"(127(?:\.\d{1,3}){3}):\d{1,5}")
 BUSY_TIMEOUT_MS = 30_000
 
 MIGRATIONS = {
+    # {ID}, {KEY}, {REAL}, {SORTED}: each database's own type (reports/stores.py)
     # version reached: statements that take a store from the version before it
     1: [
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         "CREATE TABLE testbeds (id TEXT PRIMARY KEY, description TEXT NOT NULL)",
-        "CREATE TABLE runs (id INTEGER PRIMARY KEY, run_key TEXT NOT NULL UNIQUE, content_hash TEXT NOT NULL, "
-        "started TEXT, finished TEXT, interrupted TEXT, status TEXT NOT NULL, controller TEXT, "
+        "CREATE TABLE runs (id {ID}, run_key TEXT NOT NULL UNIQUE, content_hash TEXT NOT NULL, "
+        "started {SORTED}, finished TEXT, interrupted TEXT, status TEXT NOT NULL, controller TEXT, "
         "controller_version TEXT, controller_mode TEXT, suite_version TEXT, suite_commit TEXT, "
         "suite_modified INTEGER, testbed TEXT NOT NULL REFERENCES testbeds(id), command TEXT, source TEXT, "
         "added TEXT NOT NULL, run_json TEXT NOT NULL)",
-        "CREATE TABLE entries (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id) "
+        "CREATE TABLE entries (id {ID}, run_id {KEY} NOT NULL REFERENCES runs(id) "
         "ON DELETE CASCADE, position INTEGER NOT NULL, benchmark TEXT NOT NULL, variant TEXT, title TEXT, "
         "rfc_section TEXT, unit TEXT, higher_is_better INTEGER, cell_key TEXT NOT NULL, cell TEXT NOT NULL, "
-        "status TEXT NOT NULL, n INTEGER, mean REAL, median REAL, stdev REAL, ci95_low REAL, ci95_high REAL, "
+        "status TEXT NOT NULL, n INTEGER, mean {REAL}, median {REAL}, stdev {REAL}, ci95_low {REAL}, ci95_high {REAL}, "
         "summary_json TEXT, verdict_json TEXT)",
-        "CREATE TABLE trials (entry_id INTEGER NOT NULL REFERENCES entries(id) ON DELETE CASCADE, "
-        "idx INTEGER NOT NULL, value REAL, ok INTEGER NOT NULL, reason TEXT, duration_s REAL, started TEXT, "
+        "CREATE TABLE trials (entry_id {KEY} NOT NULL REFERENCES entries(id) ON DELETE CASCADE, "
+        "idx INTEGER NOT NULL, value {REAL}, ok INTEGER NOT NULL, reason TEXT, duration_s {REAL}, started TEXT, "
         "PRIMARY KEY (entry_id, idx))",
         "CREATE INDEX entries_series ON entries (benchmark, cell_key)",
         "CREATE INDEX runs_started ON runs (started)",
@@ -66,10 +68,32 @@ MIGRATIONS = {
     ],
 }
 AGAINST_FORMS = "latest, tag:NAME or controller-version:X"
+HISTORY_TABLES = {"meta", "testbeds", "runs", "entries", "trials"}
 
 
 class HistoryError(Exception):
     """A store that cannot be opened, read or written: the message names it and why."""
+
+
+def oldest_first(table: str = "") -> str:
+    """Runs in the order they started, one without a start first: SQLite sorts NULL first and PostgreSQL last, so
+    it is said."""
+    return f"{table}started IS NOT NULL, {table}started, {table}id"
+
+
+def newest_first(table: str = "") -> str:
+    return f"{table}started IS NULL, {table}started DESC, {table}id DESC"
+
+
+def reading(method):
+    """A reading method whose database error is said as the store's, with why."""
+    @functools.wraps(method)
+    def read(self, *args, **kw):
+        try:
+            return method(self, *args, **kw)
+        except StoreError as exc:
+            raise HistoryError(f"history {self.spec}: cannot be read ({exc})") from exc
+    return read
 
 
 def canonical(value) -> str:
@@ -113,10 +137,6 @@ def run_key(data: dict) -> str:
                    "controller": controller.get("name")}, 24)
 
 
-def is_url(spec: str) -> bool:
-    return "://" in spec
-
-
 @dataclass
 class Added:
     run_id: int
@@ -125,33 +145,22 @@ class Added:
 
 
 class HistoryStore:
-    """One history store (a SQLite file); see the module's docstring."""
+    """One history store, a SQLite file or a PostgreSQL database (reports/stores.py); see the module's docstring."""
 
     def __init__(self, spec: str, create: bool = True):
-        self.spec = str(spec)
-        if is_url(self.spec):
-            scheme = self.spec.split("://", 1)[0]
-            raise HistoryError(f"history {self.spec}: a {scheme}:// store is not supported by this version; give "
-                               "the path of a SQLite file")
-        path = Path(self.spec)
-        if not create and not path.is_file():
-            raise HistoryError(f"history {self.spec}: no such store")
-        if path.is_dir():
-            raise HistoryError(f"history {self.spec}: is a folder, not a SQLite file")
-        if not path.parent.is_dir():
-            raise HistoryError(f"history {self.spec}: its folder {path.parent} does not exist")
+        self.spec = masked(str(spec))
         try:
-            self.db = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise HistoryError(f"history {self.spec}: cannot be opened ({exc})") from exc
+            self.db = connect(str(spec), create, BUSY_TIMEOUT_MS)
+        except StoreError as exc:
+            raise HistoryError(f"history {self.spec}: {exc}") from exc
         try:
-            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self.db.execute("PRAGMA foreign_keys = ON")
+            if not create and self.checked_version() == 0:
+                raise HistoryError(f"history {self.spec}: no such store (no history tables in that database)")
             self.migrate()
         except BaseException as exc:
             self.db.close()
-            if isinstance(exc, sqlite3.Error):
-                raise HistoryError(f"history {self.spec}: not a usable SQLite store ({exc})") from exc
+            if isinstance(exc, StoreError):
+                raise HistoryError(f"history {self.spec}: not a usable {self.db.kind} store ({exc})") from exc
             raise
 
     def close(self) -> None:
@@ -163,16 +172,23 @@ class HistoryStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def one(self, sql: str, args=()) -> Optional[tuple]:
+        rows = self.db.query(sql, args)[1]
+        return rows[0] if rows else None
+
+    def all(self, sql: str, args=()) -> list:
+        return self.db.query(sql, args)[1]
+
     # ----------------------------------------------------------------- schema
 
     def version(self) -> int:
-        has_meta = self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
-        if not has_meta:
-            tables = self.db.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
-            if tables:
-                raise HistoryError(f"history {self.spec}: a SQLite file that is not a bmwg-sdn history store")
+        tables = self.db.tables()
+        if "meta" not in tables:
+            if self.db.foreign(tables, HISTORY_TABLES):
+                raise HistoryError(f"history {self.spec}: a {self.db.kind} database that is not a bmwg-sdn history "
+                                   "store")
             return 0
-        row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        row = self.one("SELECT value FROM meta WHERE key = 'schema_version'")
         return int(row[0]) if row else 0
 
     def migrate(self) -> None:
@@ -184,9 +200,9 @@ class HistoryStore:
             found = self.checked_version()          # again, under the write lock: another writer may have been first
             for version in range(found + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[version]:
-                    self.db.execute(statement)
-                self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
-                                (str(version),))
+                    self.db.query(statement.format(**self.db.types))
+                self.db.query("INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+                              "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(version),))
 
     def checked_version(self) -> int:
         found = self.version()
@@ -197,22 +213,19 @@ class HistoryStore:
 
     @contextmanager
     def transaction(self, failed: str):
-        """One write transaction, taken at once (a second writer waits up to the busy timeout); rolled back on any
-        error, a SQLite error said as ``failed`` with why."""
+        """One write transaction, the store taken at once (a second writer waits up to the busy timeout); rolled
+        back on any error, a database's error said as ``failed`` with why."""
         try:
-            self.db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
+            self.db.begin(BUSY_TIMEOUT_MS)
+        except StoreError as exc:
+            self.db.rollback()
             raise HistoryError(f"history {self.spec}: {failed} ({exc})") from exc
         try:
             yield
-            self.db.execute("COMMIT")
+            self.db.commit()
         except BaseException as exc:
-            if self.db.in_transaction:       # SQLite may have rolled back already (a full disk, an I/O error)
-                try:
-                    self.db.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-            if isinstance(exc, sqlite3.Error):
+            self.db.rollback()
+            if isinstance(exc, StoreError):
                 raise HistoryError(f"history {self.spec}: {failed} ({exc})") from exc
             raise
 
@@ -223,15 +236,14 @@ class HistoryStore:
         docstring."""
         key, content = run_key(data), digest(data, 32)
         with self.transaction("the run was not written"):
-            old = self.db.execute("SELECT id, content_hash, run_json, tag FROM runs WHERE run_key = ?",
-                                  (key,)).fetchone()
+            old = self.one("SELECT id, content_hash, run_json, tag FROM runs WHERE run_key = ?", (key,))
             if old is not None and (old[1] == content or not self._more_complete(data, old[0], old[2])):
                 if tag is not None:
-                    self.db.execute("UPDATE runs SET tag = ? WHERE id = ?", (tag, old[0]))
-                n = self.db.execute("SELECT count(*) FROM entries WHERE run_id = ?", (old[0],)).fetchone()[0]
+                    self.db.query("UPDATE runs SET tag = ? WHERE id = ?", (tag, old[0]))
+                n = self.one("SELECT count(*) FROM entries WHERE run_id = ?", (old[0],))[0]
                 return Added(old[0], "present", n)
             if old is not None:
-                self.db.execute("DELETE FROM runs WHERE id = ?", (old[0],))
+                self.db.query("DELETE FROM runs WHERE id = ?", (old[0],))
                 tag = tag if tag is not None else old[3]
             run_id = self._insert_run(data, key, content, source, old[0] if old else None, tag)
             entries = [self._insert_entry(run_id, position, entry)
@@ -244,8 +256,8 @@ class HistoryStore:
         finished_before = bool(json.loads(run_json).get("finished"))
         if bool((data.get("run") or {}).get("finished")) != finished_before:
             return not finished_before
-        stored = self.db.execute("SELECT count(*) FROM trials t JOIN entries e ON e.id = t.entry_id "
-                                 "WHERE e.run_id = ?", (run_id,)).fetchone()[0]
+        stored = self.one("SELECT count(*) FROM trials t JOIN entries e ON e.id = t.entry_id WHERE e.run_id = ?",
+                          (run_id,))[0]
         return sum(len(e.get("trials") or []) for e in data.get("benchmarks") or []) > stored
 
     def _insert_run(self, data: dict, key: str, content: str, source: Optional[str], run_id: Optional[int],
@@ -254,25 +266,27 @@ class HistoryStore:
         controller = run.get("controller") or {}
         code = run.get("code") or {}
         bed = fingerprint(run)
-        self.db.execute("INSERT OR IGNORE INTO testbeds (id, description) VALUES (?, ?)",
-                        (digest(bed, 12), canonical(bed)))
+        self.db.query("INSERT INTO testbeds (id, description) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
+                      (digest(bed, 12), canonical(bed)))
         modified = code.get("modified")
-        cur = self.db.execute(
-            "INSERT INTO runs (id, run_key, content_hash, started, finished, interrupted, status, controller, "
-            "controller_version, controller_mode, suite_version, suite_commit, suite_modified, testbed, command, "
-            "source, added, run_json, tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, key, content, run.get("started"), run.get("finished"), run.get("interrupted"),
-             run_status(data), controller.get("name"), controller.get("version"), controller.get("mode"),
-             code.get("version"), code.get("commit"), None if modified is None else int(bool(modified)),
-             digest(bed, 12), run.get("command"), source,
-             dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), canonical(run), tag))
-        return cur.lastrowid
+        row = {"run_key": key, "content_hash": content, "started": run.get("started"),
+               "finished": run.get("finished"), "interrupted": run.get("interrupted"), "status": run_status(data),
+               "controller": controller.get("name"), "controller_version": controller.get("version"),
+               "controller_mode": controller.get("mode"), "suite_version": code.get("version"),
+               "suite_commit": code.get("commit"), "suite_modified": None if modified is None else int(bool(modified)),
+               "testbed": digest(bed, 12), "command": run.get("command"), "source": source,
+               "added": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "run_json": canonical(run),
+               "tag": tag}
+        if run_id is not None:              # a replaced run keeps its number
+            row["id"] = run_id
+        return self.db.insert(f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                              list(row.values()))
 
     def _insert_entry(self, run_id: int, position: int, entry: dict) -> int:
         summary = entry.get("summary") or {}
         verdict = entry.get("verdict")
         hib = entry.get("higher_is_better")
-        cur = self.db.execute(
+        entry_id = self.db.insert(
             "INSERT INTO entries (run_id, position, benchmark, variant, title, rfc_section, unit, higher_is_better, "
             "cell_key, cell, status, n, mean, median, stdev, ci95_low, ci95_high, summary_json, verdict_json) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -281,7 +295,6 @@ class HistoryStore:
              canonical(cell(entry)), judge(entry)[0], summary.get("n"), summary.get("mean"),
              summary.get("median"), summary.get("stdev"), summary.get("ci95_low"), summary.get("ci95_high"),
              canonical(summary) if summary else None, canonical(verdict) if verdict else None))
-        entry_id = cur.lastrowid
         rows = []
         for number, trial in enumerate(entry.get("trials") or [], 1):
             value = trial.get("value")
@@ -289,19 +302,20 @@ class HistoryStore:
                          float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None,
                          int(bool(trial.get("ok"))), trial.get("reason"), trial.get("duration_s"),
                          trial.get("started")))
-        self.db.executemany("INSERT INTO trials (entry_id, idx, value, ok, reason, duration_s, started) "
+        self.db.insert_many("INSERT INTO trials (entry_id, idx, value, ok, reason, duration_s, started) "
                             "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         return entry_id
 
     # ----------------------------------------------------------------- reading
 
+    @reading
     def runs(self) -> list:
         """Every run, oldest first: (id, started, status, controller, version, commit, testbed, entries, tag)."""
-        return self.db.execute(
+        return self.all(
             "SELECT r.id, r.started, r.status, r.controller, r.controller_version, r.suite_commit, r.testbed, "
-            "(SELECT count(*) FROM entries e WHERE e.run_id = r.id), r.tag FROM runs r ORDER BY r.started, r.id"
-        ).fetchall()
+            f"(SELECT count(*) FROM entries e WHERE e.run_id = r.id), r.tag FROM runs r ORDER BY {oldest_first('r.')}")
 
+    @reading
     def find(self, against: str) -> int:
         """The run ``against`` names (:data:`AGAINST_FORMS`): the latest run that was not an error (stopped, or a
         benchmark that could not run), among all runs, those with that tag, or those of that controller
@@ -313,56 +327,58 @@ class HistoryStore:
             where, args = where + " AND controller_version = ?", [against[19:]]
         elif against != "latest":
             raise HistoryError(f"{against!r} is not one of {AGAINST_FORMS}")
-        row = self.db.execute(f"SELECT id FROM runs WHERE {where} ORDER BY started DESC, id DESC LIMIT 1",
-                              args).fetchone()
+        row = self.one(f"SELECT id FROM runs WHERE {where} ORDER BY {newest_first()} LIMIT 1", args)
         if row is None:
             raise HistoryError(f"history {self.spec}: no run matches --against {against} (a stopped run or one "
                                "with an error is never a baseline)")
         return row[0]
 
+    @reading
     def describe(self, run_id: int) -> str:
         """``run N (controller version, started ..., testbed ...)``: which run a baseline is, in one phrase."""
-        controller, version, started, bed = self.db.execute(
-            "SELECT controller, controller_version, started, testbed FROM runs WHERE id = ?", (run_id,)).fetchone()
+        controller, version, started, bed = self.one(
+            "SELECT controller, controller_version, started, testbed FROM runs WHERE id = ?", (run_id,))
         return f"run {run_id} ({controller or '?'} {version or 'version unknown'}, started {started}, testbed {bed})"
 
+    @reading
     def results(self, run_id: int) -> dict:
         """A stored run as a results.json holds it, as far as a baseline needs: the run, and each entry's name,
         variant, unit, direction, summary and trials."""
-        (run_json,) = self.db.execute("SELECT run_json FROM runs WHERE id = ?", (run_id,)).fetchone()
+        (run_json,) = self.one("SELECT run_json FROM runs WHERE id = ?", (run_id,))
         benchmarks = []
-        for entry_id, benchmark, variant, unit, hib, summary in self.db.execute(
+        for entry_id, benchmark, variant, unit, hib, summary in self.all(
                 "SELECT id, benchmark, variant, unit, higher_is_better, summary_json FROM entries WHERE run_id = ? "
-                "ORDER BY position", (run_id,)).fetchall():
+                "ORDER BY position", (run_id,)):
             trials = [{"index": i, "value": v, "ok": bool(ok), **({"reason": r} if r else {})}
-                      for i, v, ok, r in self.db.execute("SELECT idx, value, ok, reason FROM trials WHERE entry_id = ? "
-                                                         "ORDER BY idx", (entry_id,))]
+                      for i, v, ok, r in self.all("SELECT idx, value, ok, reason FROM trials WHERE entry_id = ? "
+                                                  "ORDER BY idx", (entry_id,))]
             benchmarks.append({"benchmark": benchmark, "variant": variant, "unit": unit,
                                "higher_is_better": None if hib is None else bool(hib),
                                "summary": json.loads(summary) if summary else None, "trials": trials})
         return {"schema_version": 2, "run": json.loads(run_json), "benchmarks": benchmarks}
 
+    @reading
     def points(self) -> list:
         """Every measured entry (passed or failed, with a median) as a dict, in the order the runs started: the
         points of the series (reports/changes.py)."""
-        cur = self.db.execute(
+        names, found = self.db.query(
             "SELECT e.benchmark, e.variant, e.cell_key, e.title, e.unit, e.higher_is_better, e.median, e.mean, e.n, "
             "e.ci95_low, e.ci95_high, e.status, r.id, r.started, r.controller, r.controller_version, r.suite_commit, "
             "r.testbed, r.tag, r.source "
             "FROM entries e JOIN runs r ON r.id = e.run_id "
-            "WHERE e.median IS NOT NULL AND e.status IN ('passed', 'failed') ORDER BY r.started, r.id, e.position")
-        names = [d[0] for d in cur.description]
-        rows = [dict(zip(names, row)) for row in cur.fetchall()]
+            "WHERE e.median IS NOT NULL AND e.status IN ('passed', 'failed') "
+            f"ORDER BY {oldest_first('r.')}, e.position")
+        rows = [dict(zip(names, row)) for row in found]
         for row in rows:
             row["run"] = row.pop("id")
             if row["higher_is_better"] is not None:
                 row["higher_is_better"] = bool(row["higher_is_better"])
         return rows
 
+    @reading
     def counts(self) -> dict:
-        with closing(self.db.cursor()) as cur:
-            return {table: cur.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-                    for table in ("runs", "entries", "trials", "testbeds")}
+        return {table: self.one(f"SELECT count(*) FROM {table}")[0]
+                for table in ("runs", "entries", "trials", "testbeds")}
 
 
 def open_store(spec: str, create: bool = True) -> HistoryStore:
@@ -376,5 +392,5 @@ def check_spec(spec: str) -> Optional[str]:
     except HistoryError as exc:
         return str(exc)
     except OSError as exc:
-        return f"history {spec}: {exc.strerror or exc}"
+        return f"history {masked(spec)}: {exc.strerror or exc}"
     return None

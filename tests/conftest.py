@@ -53,3 +53,55 @@ def packet_in_path(request, monkeypatch):
     from emulator import fastpath
     monkeypatch.setattr(fastpath, "native", compiled() if request.param == "compiled" else None)
     return request.param
+
+
+POSTGRESQL_URL = "BMWG_POSTGRESQL_URL"
+REQUIRE_POSTGRESQL = "BMWG_REQUIRE_POSTGRESQL"
+
+
+@pytest.fixture(scope="session")
+def postgresql_server():
+    """The URL of a real PostgreSQL server the tests may create databases in: ``BMWG_POSTGRESQL_URL`` (a role that
+    may CREATE DATABASE; its password in the URL or in ``PGPASSWORD``), as ``.ci/postgresql start`` prints it.
+    Without it the test skips, and fails instead with BMWG_REQUIRE_POSTGRESQL=1 (as .ci/run sets it)."""
+    import os
+    url = os.environ.get(POSTGRESQL_URL, "").strip()
+    if not url:
+        why = f"no PostgreSQL server to test against: set {POSTGRESQL_URL} (.ci/postgresql start prints it)"
+        if os.environ.get(REQUIRE_POSTGRESQL, "").strip() not in ("", "0"):
+            pytest.fail(f"{REQUIRE_POSTGRESQL} is set and there is {why[3:]}")
+        pytest.skip(why)
+    return url
+
+
+@pytest.fixture
+def postgresql_database(postgresql_server):
+    """``postgresql_database(name)``: the URL of a new, empty database of its own on the real PostgreSQL server
+    (:func:`postgresql_server`), dropped after the test."""
+    import uuid
+    from urllib.parse import urlsplit
+
+    from reports.stores import PostgresDatabase
+    admin = PostgresDatabase(postgresql_server, True, 10_000)
+    made = []
+
+    def new(name="h"):
+        database = f"bmwg_test_{name}_{uuid.uuid4().hex[:12]}"
+        admin.query(f'CREATE DATABASE "{database}"')
+        made.append(database)
+        return urlsplit(postgresql_server)._replace(path=f"/{database}").geturl()
+
+    yield new
+    for database in made:
+        admin.query(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    admin.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)])
+def history_spec(request, tmp_path):
+    """``history_spec(name)``: the spec of a new, empty history store: a SQLite file in the test's folder, or a
+    database of its own on the real PostgreSQL server (:func:`postgresql_database`).  Tests that take it run
+    against both (the PostgreSQL ones are integration tests: they need the server)."""
+    if request.param == "sqlite":
+        return lambda name="h": str(tmp_path / f"{name}.db")
+    return request.getfixturevalue("postgresql_database")

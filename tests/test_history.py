@@ -11,6 +11,7 @@ from test_reports import sample_results
 
 from reports.__main__ import main as reports_main
 from reports.history import SCHEMA_VERSION, HistoryError, cell_key, fingerprint_id, open_store
+from reports.stores import connect
 
 
 def run_data(tmp_path, started="2026-11-22T00:00:00+00:00", pid=4242, **run):
@@ -28,25 +29,25 @@ def midway(data: dict) -> dict:
     return partial
 
 
-def test_a_run_is_added_once_with_every_entry_and_trial(tmp_path):
+def test_a_run_is_added_once_with_every_entry_and_trial(tmp_path, history_spec):
     data = run_data(tmp_path)
-    with open_store(tmp_path / "h.db") as store:
+    with open_store(history_spec()) as store:
         first = store.add(data, source="a/results.json")
         again = store.add(copy.deepcopy(data), source="b/results.json")
         assert (first.state, first.entries, again.state, again.run_id) == ("added", 1, "present", first.run_id)
         assert store.counts() == {"runs": 1, "entries": 1, "trials": 11, "testbeds": 1}
         (row,) = store.runs()
         assert row[2:5] == ("failed", "ryu", "4.34") and row[7] == 1
-        values = [v for (v,) in store.db.execute("SELECT value FROM trials ORDER BY idx")]
+        values = [v for (v,) in store.all("SELECT value FROM trials ORDER BY idx")]
         assert values[:4] == [100.0, 102.0, None, 98.0]
-        mean, n, status = store.db.execute("SELECT mean, n, status FROM entries").fetchone()
+        mean, n, status = store.one("SELECT mean, n, status FROM entries")
         assert (n, status) == (10, "failed") and mean == pytest.approx(100.0)
 
 
-def test_a_later_copy_of_a_run_replaces_it_and_another_run_is_added(tmp_path):
+def test_a_later_copy_of_a_run_replaces_it_and_another_run_is_added(tmp_path, history_spec):
     data = run_data(tmp_path)
     partial = midway(data)
-    with open_store(tmp_path / "h.db") as store:
+    with open_store(history_spec()) as store:
         first = store.add(partial)
         later = store.add(data)
         other = store.add(run_data(tmp_path, started="2026-11-23T00:00:00+00:00"))
@@ -81,27 +82,34 @@ def test_the_testbed_is_what_makes_readings_noisy_not_what_a_run_reads_at_run_ti
         assert fingerprint_id({**run, **change}) != fingerprint_id(run)
 
 
-def test_a_run_that_cannot_be_written_whole_leaves_nothing(tmp_path):
+def test_a_run_that_cannot_be_written_whole_leaves_nothing(tmp_path, history_spec):
     data = run_data(tmp_path)
     trials = data["benchmarks"][0]["trials"]
     trials[1]["index"] = trials[0]["index"]             # two trials with one index: the second insert fails
-    with open_store(tmp_path / "h.db") as store:
+    with open_store(history_spec()) as store:
         with pytest.raises(HistoryError, match="the run was not written"):
             store.add(data)
         assert store.counts() == {"runs": 0, "entries": 0, "trials": 0, "testbeds": 0}
 
 
-def test_the_schema_is_versioned_and_a_foreign_or_newer_store_is_refused(tmp_path):
-    path = tmp_path / "h.db"
+def test_the_schema_is_versioned_and_a_foreign_or_newer_store_is_refused(history_spec):
+    path = history_spec()
     with open_store(path) as store:
         assert store.version() == SCHEMA_VERSION
     with open_store(path) as store:                      # opening again migrates nothing
         assert store.version() == SCHEMA_VERSION
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
-    db.close()
+        store.db.query("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
     with pytest.raises(HistoryError, match=f"schema version {SCHEMA_VERSION + 1} is newer"):
         open_store(path)
+    foreign = history_spec("other")
+    db = connect(foreign, True, 1000)
+    db.query("CREATE TABLE runs (x INTEGER)")            # somebody else's table, named as one of the history's
+    db.close()
+    with pytest.raises(HistoryError, match="database that is not a bmwg-sdn history store"):
+        open_store(foreign)
+
+
+def test_a_foreign_sqlite_file_or_folder_is_refused(tmp_path):
     foreign = tmp_path / "other.db"
     with sqlite3.connect(foreign) as db:
         db.execute("CREATE TABLE t (x)")
@@ -111,14 +119,14 @@ def test_the_schema_is_versioned_and_a_foreign_or_newer_store_is_refused(tmp_pat
     (tmp_path / "text.db").write_text("not sqlite at all, " * 100)
     with pytest.raises(HistoryError, match="file is not a database"):
         open_store(tmp_path / "text.db")
-    with pytest.raises(HistoryError, match="postgresql:// store is not supported by this version"):
-        open_store("postgresql://bmwg@127.0.0.1/history")
+    with pytest.raises(HistoryError, match="a mysql:// store is not supported"):
+        open_store("mysql://bmwg@127.0.0.1/history")
     with pytest.raises(HistoryError, match="does not exist"):
         open_store(tmp_path / "no" / "h.db")
 
 
-def test_two_writers_at_once_both_land(tmp_path):
-    path = tmp_path / "h.db"
+def test_two_writers_at_once_both_land(tmp_path, history_spec):
+    path = history_spec()
     open_store(path).close()
     runs = [run_data(tmp_path / str(i), started=f"2026-11-2{i}T00:00:00+00:00") for i in range(2)
             if (tmp_path / str(i)).mkdir() is None]
@@ -142,9 +150,9 @@ def test_two_writers_at_once_both_land(tmp_path):
         assert store.counts()["runs"] == 2
 
 
-def test_the_history_commands(tmp_path, capsys):
+def test_the_history_commands(tmp_path, capsys, history_spec):
     results = sample_results(tmp_path).path
-    store = tmp_path / "h.db"
+    store = history_spec()
     assert reports_main(["history", "list", "--history", str(store)]) == 2
     assert "no such store" in capsys.readouterr().err
     assert reports_main(["history", "add", "--history", str(store), str(results), str(results)]) == 0
@@ -155,7 +163,7 @@ def test_the_history_commands(tmp_path, capsys):
     (tmp_path / "bad.json").write_text("{")
     assert reports_main(["history", "add", "--history", str(store), str(tmp_path / "bad.json")]) == 2
     assert "bad.json" in capsys.readouterr().err
-    assert reports_main(["history", "add", "--history", "postgresql://h/db", str(results)]) == 2
+    assert reports_main(["history", "add", "--history", "mysql://h/db", str(results)]) == 2
     assert "not supported" in capsys.readouterr().err
 
 
@@ -177,14 +185,16 @@ def test_the_history_option_is_checked_before_the_run_and_its_append_says_what_h
     assert said.startswith("error: the run was not added to history") and "is a folder" in said
 
 
-def test_against_finds_the_latest_run_a_tag_or_a_controller_version_never_a_stopped_one(tmp_path):
+def test_against_finds_the_latest_run_a_tag_or_a_controller_version_never_a_stopped_one(tmp_path, history_spec):
     from fixtures.harness import baseline_values
     first = run_data(tmp_path, started="2026-11-20T00:00:00+00:00")
     second = run_data(tmp_path, started="2026-11-21T00:00:00+00:00")
     second["run"]["controller"]["version"] = "4.35"
     stopped = run_data(tmp_path, started="2026-11-22T00:00:00+00:00")
     stopped["run"]["interrupted"] = "stopped by SIGTERM"
-    with open_store(tmp_path / "h.db") as store:
+    unstarted = run_data(tmp_path, started=None, pid=1)             # a run without a start is never the latest
+    with open_store(history_spec()) as store:
+        store.add(unstarted)
         a = store.add(first, tag="release-1").run_id
         b = store.add(second).run_id
         store.add(stopped)
@@ -202,29 +212,28 @@ def test_against_finds_the_latest_run_a_tag_or_a_controller_version_never_a_stop
     assert baseline_values(again, "test_control_session_capacity") == [100, 102, 98, 101, 99, 100, 103, 97, 100, 100]
 
 
-def test_a_version_1_store_is_migrated_with_its_runs_kept(tmp_path):
+def test_a_version_1_store_is_migrated_with_its_runs_kept(history_spec):
     from reports.history import MIGRATIONS
-    path = tmp_path / "old.db"
-    db = sqlite3.connect(path)
+    path = history_spec("old")
+    db = connect(path, True, 1000)
     for statement in MIGRATIONS[1]:
-        db.execute(statement)
-    db.execute("INSERT INTO meta VALUES ('schema_version', '1')")
-    db.execute("INSERT INTO testbeds VALUES ('t', '{}')")
-    db.execute("INSERT INTO runs (id, run_key, content_hash, status, testbed, added, run_json) "
-               "VALUES (1, 'k', 'c', 'passed', 't', 'now', '{}')")
-    db.commit()
+        db.query(statement.format(**db.types))
+    db.query("INSERT INTO meta VALUES ('schema_version', '1')")
+    db.query("INSERT INTO testbeds VALUES ('t', '{}')")
+    db.query("INSERT INTO runs (id, run_key, content_hash, status, testbed, added, run_json) "
+             "VALUES (1, 'k', 'c', 'passed', 't', 'now', '{}')")
     db.close()
     with open_store(path) as store:
         assert store.version() == SCHEMA_VERSION == 2
         assert store.runs()[0][0] == 1 and store.runs()[0][8] is None     # the old run, without a tag
 
 
-def test_against_is_checked_with_the_options(tmp_path):
+def test_against_is_checked_with_the_options(tmp_path, history_spec):
     from fixtures.config import BmwgConfig, option_families
     parser = argparse.ArgumentParser()
     for family in option_families().values():
         family.add_options(parser)
-    store = tmp_path / "h.db"
+    store = history_spec()
     with pytest.raises(pytest.UsageError, match="--against needs --history"):
         BmwgConfig.from_options(parser.parse_args(["--against", "latest"]))
     with pytest.raises(pytest.UsageError, match="--history-tag needs --history"):
@@ -242,55 +251,137 @@ def test_against_is_checked_with_the_options(tmp_path):
     assert cfg.baseline["benchmarks"][0]["benchmark"] == "test_control_session_capacity"
 
 
-def test_history_add_tags_runs_and_list_shows_it(tmp_path, capsys):
+def test_history_add_tags_runs_and_list_shows_it(tmp_path, capsys, history_spec):
     results = sample_results(tmp_path).path
-    assert reports_main(["history", "add", "--history", str(tmp_path / "h.db"), "--tag", "v1.0", str(results)]) == 0
-    assert reports_main(["history", "list", "--history", str(tmp_path / "h.db")]) == 0
+    store = history_spec()
+    assert reports_main(["history", "add", "--history", store, "--tag", "v1.0", str(results)]) == 0
+    assert reports_main(["history", "list", "--history", store]) == 0
     assert "tag v1.0" in capsys.readouterr().out
 
 
-def test_an_earlier_copy_changes_nothing_and_a_later_one_keeps_the_tag(tmp_path):
+def test_an_earlier_copy_changes_nothing_and_a_later_one_keeps_the_tag(tmp_path, history_spec):
     data = run_data(tmp_path)
     partial = midway(data)
-    with open_store(tmp_path / "h.db") as store:
+    with open_store(history_spec()) as store:
         first = store.add(data, tag="r1")
         assert store.add(partial).state == "present"                    # the run as it was mid-way: kept out
         assert store.counts()["trials"] == 11
-    with open_store(tmp_path / "h2.db") as store:
+    with open_store(history_spec("h2")) as store:
         store.add(partial, tag="r1")
         later = store.add(data)
         assert (later.state, store.runs()[0][8]) == ("replaced", "r1")
         assert first.state == "added"
 
 
-def test_a_store_at_the_current_schema_is_opened_without_the_write_lock(tmp_path, monkeypatch):
+def test_a_store_at_the_current_schema_is_opened_without_the_write_lock(tmp_path, monkeypatch, history_spec):
     import reports.history as history
-    path = tmp_path / "h.db"
+    path = history_spec()
     with open_store(path) as store:
         store.add(run_data(tmp_path))
     monkeypatch.setattr(history, "BUSY_TIMEOUT_MS", 200)
-    writer = sqlite3.connect(path, isolation_level=None)
-    writer.execute("BEGIN IMMEDIATE")                  # another process in the middle of writing a run
+    writer = connect(path, True, 200)
+    writer.begin(200)                                   # another process in the middle of writing a run
     try:
         with open_store(path) as store:
             assert len(store.runs()) == 1 and store.find("latest") == 1
-        with pytest.raises(HistoryError, match="the run was not written .*locked"):
+        with pytest.raises(HistoryError, match="the run was not written .*(locked|lock timeout)"):
             with open_store(path) as store:
                 store.add(run_data(tmp_path, started="2026-11-23T00:00:00+00:00"))
     finally:
-        writer.execute("ROLLBACK")
+        writer.rollback()
         writer.close()
 
 
-def test_what_cannot_be_written_is_said_and_never_raised_at_the_sessions_end(tmp_path, capsys):
+def test_what_cannot_be_written_is_said_and_never_raised_at_the_sessions_end(tmp_path, capsys, history_spec):
     from fixtures.session import append_history
+    store = history_spec()
     bad = run_data(tmp_path)
     bad["benchmarks"] = [None]                          # not an entry at all
-    said = append_history(str(tmp_path / "h.db"), bad, tmp_path / "results.json")
+    said = append_history(store, bad, tmp_path / "results.json")
     assert said.startswith("error: the run was not added to history") and "AttributeError" in said
     dup = run_data(tmp_path)
     dup["benchmarks"][0]["trials"][1]["index"] = 1
     results = tmp_path / "dup.json"
     results.write_text(__import__("json").dumps(dup))
-    assert reports_main(["history", "add", "--history", str(tmp_path / "h.db"), str(results)]) == 2
+    assert reports_main(["history", "add", "--history", store, str(results)]) == 2
     assert "the run was not written" in capsys.readouterr().err
+
+
+def test_a_url_password_is_masked_wherever_it_would_be_shown():
+    from reports.stores import masked
+    command = "pytest suites --history postgresql://ci:s3cr%40t@db.lab:5433/bench --history-tag=r1 -x"
+    assert masked(command) == "pytest suites --history postgresql://ci:***@db.lab:5433/bench --history-tag=r1 -x"
+    assert masked("--history=postgres://u:p@h/db") == "--history=postgres://u:***@h/db"
+    assert masked("postgresql://ci@db.lab/bench") == "postgresql://ci@db.lab/bench"      # no password in it
+    assert masked("/var/lib/bmwg/runs.db") == "/var/lib/bmwg/runs.db"
+
+
+@pytest.mark.parametrize("url,says", [
+    ("postgresql:///bench", "names no host"),
+    ("postgresql://ci@db.lab/bench?sslmode=require", r"takes no \?parameters"),
+    ("postgresql://ci@db.lab:99999/bench", "bad port"),
+])
+def test_a_postgresql_url_that_cannot_be_one_is_named_before_any_connection(url, says):
+    with pytest.raises(HistoryError, match=says):
+        open_store(url)
+
+
+@pytest.mark.integration
+def test_a_postgresql_store_that_cannot_be_reached_or_entered_is_named(postgresql_server, postgresql_database,
+                                                                       capsys):
+    from urllib.parse import urlsplit
+
+    from fixtures.ports import free_port
+    parts = urlsplit(postgresql_server)
+    wrong = parts._replace(netloc=f"{parts.username}:not-the-password@{parts.hostname}:{parts.port}").geturl()
+    with pytest.raises(HistoryError, match="password authentication failed") as failed:
+        open_store(wrong)
+    assert "not-the-password" not in str(failed.value) and ":***@" in str(failed.value)
+    with pytest.raises(HistoryError, match="cannot connect"):
+        open_store(f"postgresql://bmwg@127.0.0.1:{free_port()}/postgres")
+    with pytest.raises(HistoryError, match='database "bmwg_no_such_database" does not exist'):
+        open_store(parts._replace(path="/bmwg_no_such_database").geturl())
+    empty = postgresql_database("empty")                # a database with no history in it: not created by list
+    assert reports_main(["history", "list", "--history", empty]) == 2
+    assert "no such store (no history tables in that database)" in capsys.readouterr().err
+    shared = connect(empty, True, 1000)
+    shared.query("CREATE TABLE other_app (x INTEGER)")  # a database other tools use too
+    shared.close()
+    with open_store(empty) as store:
+        assert store.version() == SCHEMA_VERSION
+        assert "other_app" in store.db.tables()
+
+
+@pytest.mark.integration
+def test_the_history_option_names_a_postgresql_store_it_cannot_use_without_its_password(postgresql_server):
+    from urllib.parse import urlsplit
+
+    from fixtures.config import BmwgConfig, option_families
+    parser = argparse.ArgumentParser()
+    for family in option_families().values():
+        family.add_options(parser)
+    parts = urlsplit(postgresql_server)
+    wrong = parts._replace(netloc=f"{parts.username}:hunter2@{parts.hostname}:{parts.port}").geturl()
+    with pytest.raises(pytest.UsageError, match="--history: history postgresql://.*:\\*\\*\\*@.*password") as failed:
+        BmwgConfig.from_options(parser.parse_args(["--history", wrong]))
+    assert "hunter2" not in str(failed.value)
+
+
+def test_two_first_openers_at_once_make_the_schema_once(history_spec):
+    path = history_spec()
+    gate, errors, versions = threading.Barrier(3), [], []
+
+    def first_open():
+        try:
+            gate.wait()
+            with open_store(path) as store:
+                versions.append(store.version())
+        except Exception as exc:          # noqa: BLE001 - the test reports it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=first_open) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and versions == [SCHEMA_VERSION] * 3

@@ -2,18 +2,24 @@
 with a known answer delay that steps from 2 ms to 3 ms half-way; ``python -m reports history check`` must find
 exactly that step, as a regression, at the first run after it, and pass once it is acknowledged.
 
-Twelve runs of three short trials keep it to a few minutes (a change then needs 3 runs each side and p <= 0.01);
-the 24-run version with the defaults is docs/measurements.md's "history check against a known step"."""
+It runs against a SQLite file and a real PostgreSQL server (tests/conftest.py: history_spec); there the URL carries
+the password, which nothing the runs leave may keep.  Twelve runs of three short trials keep it to a few minutes (a
+change then needs 3 runs each side and p <= 0.01); the 24-run version with the defaults is docs/measurements.md's
+"history check against a known step"."""
 
+import json
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from urllib.parse import urlsplit
 
 import pytest
 from helpers import PROJECT_ROOT, pytest_run
 
 from fixtures.ports import free_port
 from reports.history import open_store
+from reports.stores import masked
 
 pytestmark = pytest.mark.integration
 
@@ -23,8 +29,19 @@ def check(*args):
                           capture_output=True, text=True, timeout=120)
 
 
-def test_history_check_finds_a_known_delay_step_in_real_runs_once_at_its_run(tmp_path):
-    store = tmp_path / "history.db"
+def with_password(spec: str) -> tuple:
+    """(spec, the password in it): a PostgreSQL URL given its password (PGPASSWORD's), as a careless user would,
+    to see that it is kept nowhere; a SQLite path as it is."""
+    password = os.environ.get("PGPASSWORD")
+    if "://" not in spec or not password:
+        return spec, None
+    parts = urlsplit(spec)
+    return parts._replace(netloc=f"{parts.username}:{password}@{parts.hostname}:{parts.port}").geturl(), password
+
+
+def test_history_check_finds_a_known_delay_step_in_real_runs_once_at_its_run(tmp_path, history_spec):
+    store, password = with_password(history_spec("history"))
+    shown = masked(store)
     for number in range(1, 13):
         delay = 2 if number <= 6 else 3
         start = f"{sys.executable} -m emulator.nullctl --host {{host}} --port {{port}} --delay-ms {delay}"
@@ -34,7 +51,8 @@ def test_history_check_finds_a_known_delay_step_in_real_runs_once_at_its_run(tmp
                          "--settle", "0.1", "--response-timeout", "0.3", "--report-dir", tmp_path / f"run{number}",
                          "--history", store)
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-        assert f"history: run {number} added in {store}" in run.stdout
+        assert f"history: run {number} added in {shown}" in run.stdout
+        assert password is None or password not in run.stdout + run.stderr
     with open_store(store) as history:
         medians = [p["median"] for p in history.points()]
     assert len(medians) == 12 and max(medians[:6]) < min(medians[6:]), medians
@@ -49,3 +67,9 @@ def test_history_check_finds_a_known_delay_step_in_real_runs_once_at_its_run(tmp
     acks.write_text("- controller: nullctl\n  run: 7\n  reason: the delay was raised to 3 ms on purpose\n")
     passed = check("--history", store, "--min-runs", "3", "--alpha", "0.01", "--acknowledgements", acks)
     assert passed.returncode == 0 and "acknowledged: the delay was raised to 3 ms on purpose" in passed.stdout
+    if password:                                # nothing the runs left holds the password, nor does the store
+        for path in tmp_path.rglob("*"):
+            assert not path.is_file() or password.encode() not in path.read_bytes(), path
+        with open_store(store) as history:
+            assert all(password not in json.dumps(history.results(run)) for run, *_ in history.runs())
+            assert all(password not in command for (command,) in history.all("SELECT command FROM runs"))

@@ -82,8 +82,9 @@ def run_of(number: int, median: float, controller="null", benchmark="test_async_
                             "summary": summarize(values), "outcome": {"status": "passed"}}]}
 
 
-def store_of(tmp_path, medians, **kw):
-    path = tmp_path / "h.db"
+def store_of(spec, medians, **kw):
+    """A store at ``spec`` (a folder: its h.db) holding one run per median."""
+    path = spec if isinstance(spec, str) else str(spec / "h.db")
     with open_store(path) as store:
         for number, median in enumerate(medians, 1):
             store.add(run_of(number, median, **kw))
@@ -94,9 +95,9 @@ def junit_cases(path):
     return ET.parse(path).getroot().findall(".//testcase")
 
 
-def test_history_check_fails_on_the_step_passes_once_acknowledged(tmp_path, capsys):
+def test_history_check_fails_on_the_step_passes_once_acknowledged(tmp_path, capsys, history_spec):
     medians = noisy(2.0, 12, 0.05, 21) + noisy(3.0, 12, 0.05, 22)
-    path = store_of(tmp_path, medians)
+    path = store_of(history_spec(), medians)
     junit = tmp_path / "junit.xml"
     assert reports_main(["history", "check", "--history", str(path), "--junit", str(junit)]) == 1
     out = capsys.readouterr().out
@@ -116,22 +117,21 @@ def test_history_check_fails_on_the_step_passes_once_acknowledged(tmp_path, caps
     assert reports_main(["history", "check", "--history", str(path), "--acknowledgements", str(acks)]) == 1
 
 
-def test_history_check_passes_an_unchanged_history_and_says_when_it_has_too_few_runs(tmp_path, capsys):
-    path = store_of(tmp_path, noisy(2.0, 24, 0.05, 31))
+def test_history_check_passes_an_unchanged_history_and_says_when_it_has_too_few_runs(tmp_path, capsys,
+                                                                                       history_spec):
+    path = store_of(history_spec(), noisy(2.0, 24, 0.05, 31))
     assert reports_main(["history", "check", "--history", str(path)]) == 0
     assert "no unacknowledged regression" in capsys.readouterr().out
-    few = tmp_path / "few"
-    few.mkdir()
-    path = store_of(few, [2.0, 2.1, 2.0])
-    junit = few / "junit.xml"
+    path = store_of(history_spec("few"), [2.0, 2.1, 2.0])
+    junit = tmp_path / "junit.xml"
     assert reports_main(["history", "check", "--history", str(path), "--junit", str(junit)]) == 3
     assert "not enough data" in capsys.readouterr().out
     (case,) = junit_cases(junit)
     assert case.find("skipped") is not None
 
 
-def test_series_are_kept_apart_by_controller(tmp_path):
-    path = tmp_path / "h.db"
+def test_series_are_kept_apart_by_controller(history_spec):
+    path = history_spec()
     with open_store(path) as store:
         for number, median in enumerate(noisy(2.0, 14, 0.05, 41), 1):
             store.add(run_of(number, median, controller="ryu"))
@@ -175,10 +175,10 @@ def test_bad_check_options_are_named(tmp_path, option, value, says, capsys):
     assert not (tmp_path / "h.db").exists()
 
 
-def test_history_site_is_one_offline_page_with_a_plot_per_series(tmp_path, capsys):
+def test_history_site_is_one_offline_page_with_a_plot_per_series(tmp_path, capsys, history_spec):
     import re
     medians = noisy(2.0, 12, 0.05, 51) + noisy(3.0, 12, 0.05, 52)
-    path = tmp_path / "h.db"
+    path = history_spec()
     report = tmp_path / "run1" / "report.html"
     report.parent.mkdir()
     report.write_text("<html></html>")

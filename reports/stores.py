@@ -1,0 +1,215 @@
+"""The two databases a run history can live in, behind one small interface (reports/history.py speaks only to it).
+
+- **SQLite**: a file path (the default; nothing to install or start).
+- **PostgreSQL**: ``postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE`` (also ``postgres://``), through the
+  pure-Python driver pg8000.  The password may be left out of the URL and given in ``PGPASSWORD`` instead, so that
+  it never reaches a run's recorded command; a URL with one is only ever shown with it masked.  The store's tables
+  live in the connecting role's current schema (its ``search_path``), beside whatever else the database holds.
+
+What differs between them and is settled here: how a statement names its parameters (SQLite's ``?``, pg8000's
+``%s``), the DDL types (an identity key, a double-precision float, text that sorts byte by byte), how a new row's id
+comes back, what the tables of a store are, and how a writer takes the store for itself: SQLite's ``BEGIN
+IMMEDIATE`` (the file's write lock), PostgreSQL's transaction-scoped advisory lock, each waited for up to the
+history's busy timeout.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import sqlite3
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+URL_SCHEMES = ("postgresql", "postgres")
+ADVISORY_LOCK = 0x626D7767          # "bmwg": the one lock every writer of a PostgreSQL store takes
+CONNECT_TIMEOUT_S = 10
+
+
+class StoreError(Exception):
+    """The database could not be reached or said no: the message says why, in the database's words."""
+
+
+def is_url(spec: str) -> bool:
+    return "://" in spec
+
+
+URL_PASSWORD = re.compile(r"((?:postgres|postgresql)://[^\s:/@]*:)[^\s@/]*@")
+
+
+def masked(text: str) -> str:
+    """``text`` (a spec, a message, a command line) as it may be shown or kept: every ``postgresql://`` URL's
+    password replaced by ``***``."""
+    return URL_PASSWORD.sub(r"\1***@", str(text))
+
+
+class SqliteDatabase:
+    """A SQLite file; ``timeout_ms`` is how long a writer waits for another's lock."""
+
+    kind = "SQLite"
+    types = {"ID": "INTEGER PRIMARY KEY", "KEY": "INTEGER", "REAL": "REAL", "SORTED": "TEXT"}
+
+    def __init__(self, spec: str, create: bool, timeout_ms: int):
+        path = Path(spec)
+        if not create and not path.is_file():
+            raise StoreError("no such store")
+        if path.is_dir():
+            raise StoreError("is a folder, not a SQLite file")
+        if not path.parent.is_dir():
+            raise StoreError(f"its folder {path.parent} does not exist")
+        try:
+            self.db = sqlite3.connect(str(path), timeout=timeout_ms / 1000, isolation_level=None)
+            self.db.execute(f"PRAGMA busy_timeout = {int(timeout_ms)}")
+            self.db.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot be opened ({exc})") from exc
+
+    def query(self, sql: str, args=()) -> tuple:
+        """(column names, rows as tuples)."""
+        try:
+            cur = self.db.execute(sql, tuple(args))
+            return [d[0] for d in cur.description or ()], cur.fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(str(exc)) from exc
+
+    def insert(self, sql: str, args) -> int:
+        try:
+            return self.db.execute(sql, tuple(args)).lastrowid
+        except sqlite3.Error as exc:
+            raise StoreError(str(exc)) from exc
+
+    def insert_many(self, sql: str, rows: list) -> None:
+        try:
+            self.db.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            raise StoreError(str(exc)) from exc
+
+    def tables(self) -> set:
+        return {name for (name,) in self.query("SELECT name FROM sqlite_master WHERE type = 'table'")[1]}
+
+    def foreign(self, tables: set, ours: set) -> bool:
+        """A file with tables but no history: somebody else's database."""
+        return bool(tables)
+
+    def begin(self, timeout_ms: int) -> None:
+        self.query("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        self.query("COMMIT")
+
+    def rollback(self) -> None:
+        if self.db.in_transaction:       # SQLite may have rolled back already (a full disk, an I/O error)
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def pg_message(exc: Exception) -> str:
+    """A pg8000 error in the server's words: its message field, not the whole dict of fields."""
+    fields = exc.args[0] if exc.args and isinstance(exc.args[0], dict) else None
+    if fields:
+        return fields.get("M", str(fields)) + (f" (SQLSTATE {fields['C']})" if fields.get("C") else "")
+    return str(exc)
+
+
+class PostgresDatabase:
+    """A PostgreSQL database named by a URL (see the module's docstring)."""
+
+    kind = "PostgreSQL"
+    types = {"ID": "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY", "KEY": "BIGINT",
+             "REAL": "DOUBLE PRECISION", "SORTED": 'TEXT COLLATE "C"'}
+
+    def __init__(self, spec: str, create: bool, timeout_ms: int):
+        target = parse_url(spec)
+        try:
+            import pg8000.dbapi
+        except ImportError as exc:
+            raise StoreError(f"needs the PostgreSQL driver pg8000 (pip install pg8000): {exc}") from exc
+        self.errors = pg8000.dbapi.Error
+        try:
+            self.db = pg8000.dbapi.connect(**target, timeout=CONNECT_TIMEOUT_S, application_name="bmwg-sdn history")
+        except (self.errors, OSError) as exc:
+            raise StoreError(f"cannot connect ({pg_message(exc)})") from exc
+        self.db.autocommit = True           # transactions are begun and ended by the store, as with SQLite
+        self.cur = self.db.cursor()
+
+    def _run(self, sql: str, args=()):
+        try:
+            self.cur.execute(sql.replace("?", "%s"), tuple(args))
+        except (self.errors, OSError) as exc:
+            raise StoreError(pg_message(exc)) from exc
+
+    def query(self, sql: str, args=()) -> tuple:
+        self._run(sql, args)
+        if self.cur.description is None:
+            return [], []
+        return [d[0] for d in self.cur.description], [tuple(row) for row in self.cur.fetchall()]
+
+    def insert(self, sql: str, args) -> int:
+        return self.query(sql + " RETURNING id", args)[1][0][0]
+
+    def insert_many(self, sql: str, rows: list) -> None:
+        try:
+            self.cur.executemany(sql.replace("?", "%s"), rows)
+        except (self.errors, OSError) as exc:
+            raise StoreError(pg_message(exc)) from exc
+
+    def tables(self) -> set:
+        return {name for (name,) in self.query("SELECT table_name FROM information_schema.tables "
+                                               "WHERE table_schema = current_schema()")[1]}
+
+    def foreign(self, tables: set, ours: set) -> bool:
+        """A database shared with others is expected; tables named as ours without the history's meta are not."""
+        return bool(tables & ours)
+
+    def begin(self, timeout_ms: int) -> None:
+        self._run("BEGIN")
+        self._run(f"SET LOCAL lock_timeout = {int(timeout_ms)}")
+        self._run("SELECT pg_advisory_xact_lock(?)", (ADVISORY_LOCK,))
+
+    def commit(self) -> None:
+        self._run("COMMIT")
+
+    def rollback(self) -> None:
+        try:
+            self.cur.execute("ROLLBACK")
+        except (self.errors, OSError):
+            pass
+
+    def close(self) -> None:
+        try:
+            self.db.close()
+        except (self.errors, OSError):
+            pass
+
+
+def parse_url(spec: str) -> dict:
+    """pg8000's connect arguments from a ``postgresql://`` URL; a URL it cannot be is said why."""
+    parts = urlsplit(spec)
+    if parts.scheme not in URL_SCHEMES:
+        raise StoreError(f"a {parts.scheme}:// store is not supported; give a SQLite file's path or a "
+                         "postgresql://USER@HOST[:PORT]/DATABASE URL")
+    if parts.query or parts.fragment:
+        raise StoreError("a postgresql:// URL here takes no ?parameters or #fragment")
+    try:
+        port = parts.port or 5432
+    except ValueError as exc:
+        raise StoreError(f"bad port ({exc})") from exc
+    if not parts.hostname:
+        raise StoreError("the URL names no host (postgresql://USER@HOST[:PORT]/DATABASE)")
+    user = unquote(parts.username) if parts.username else getpass.getuser()
+    database = unquote(parts.path.lstrip("/")) or user
+    password = unquote(parts.password) if parts.password is not None else os.environ.get("PGPASSWORD")
+    return {"user": user, "password": password, "host": parts.hostname, "port": port, "database": database}
+
+
+def connect(spec: str, create: bool, timeout_ms: int):
+    """The database ``spec`` names: a URL's, or a SQLite file."""
+    if is_url(spec):
+        return PostgresDatabase(spec, create, timeout_ms)
+    return SqliteDatabase(spec, create, timeout_ms)
