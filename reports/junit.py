@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
-from .outcome import ERROR, FAILED, SKIPPED, judge, stopped
+from .outcome import ERROR, FAILED, SKIPPED, history_failure, judge, stopped
 from .results import is_extra, ok_values
 from .summary import headline
 
@@ -67,6 +67,12 @@ def render_junit(data: dict) -> str:
         case.add_error_info(f"interrupted: {why}", "the run was stopped before it ended; the benchmarks "
                             "recorded by then are in the other testcases")
         suites.append(TestSuite("bmwg-sdn run", [case], timestamp=(data.get("run") or {}).get("started")))
+    lost = history_failure(data)
+    if lost:                # the run's files hold what it measured; the history store it was meant for does not
+        case = TestCase("history", classname="bmwg_sdn.run")
+        case.add_error_info(f"not added to history {lost}", "results.json and the reports hold the run; add it "
+                            "later with python -m reports history add")
+        suites.append(TestSuite("bmwg-sdn history", [case], timestamp=(data.get("run") or {}).get("started")))
     xml = to_xml_report_string(suites, prettyprint=False)
     return _add_case_properties(xml, data)
 

@@ -20,8 +20,9 @@ RULE = ("Each benchmark's outcome follows one rule, applied in this order: a ben
         "one without a successful measured trial FAILED; one whose verdict is FAIL FAILED; one with more failed "
         "measured trials than it allows (max_failed_trials, 0 unless stated) FAILED; one recorded as failed "
         "for any other reason FAILED with that reason; every other benchmark PASSED.  Warm-up trials never "
-        "count.  The run passes only when every benchmark passed or was skipped and it was not stopped (Ctrl-C, "
-        "SIGTERM, SIGHUP); any ERROR, or a stop, makes it an error, otherwise any FAILED makes it failed.")
+        "count.  The run passes only when every benchmark passed or was skipped, it was not stopped (Ctrl-C, "
+        "SIGTERM, SIGHUP) and, with --history, it was added to its history store; any ERROR, a stop or a run "
+        "the store did not take makes it an error, otherwise any FAILED makes it failed.")
 
 
 def _reasons(trials: list) -> str:
@@ -96,13 +97,19 @@ def stopped(data: dict) -> str:
     return (data.get("run") or {}).get("interrupted") or ""
 
 
+def history_failure(data: dict) -> str:
+    """Why the run could not be added to its ``--history`` store (``run.history_error``), or ""."""
+    return (data.get("run") or {}).get("history_error") or ""
+
+
 def run_status(data: dict) -> str:
     """The whole run: ``error`` if it was stopped or any benchmark is an error, else ``failed`` if any failed, else
     ``passed`` (every benchmark passed or was skipped; also for a run without benchmarks).  A run stopped before
     its first benchmark began (while a controller boots, say) has no benchmark to say so: it is an error all the
-    same."""
+    same.  So is a run that could not be added to its history store: what it measured is in its files, not in the
+    history the user asked for."""
     n = counts(data)
-    return ERROR if n[ERROR] or stopped(data) else FAILED if n[FAILED] else PASSED
+    return ERROR if n[ERROR] or stopped(data) or history_failure(data) else FAILED if n[FAILED] else PASSED
 
 
 def run_line(data: dict) -> str:
@@ -110,6 +117,7 @@ def run_line(data: dict) -> str:
     ``run FAILED, 5 benchmarks: 3 passed, 1 failed, 0 error, 1 skipped``, and why it was stopped if it was."""
     n = counts(data)
     total = sum(n[s] for s in STATUSES)
-    why = stopped(data)
+    why, lost = stopped(data), history_failure(data)
     return (f"run {run_status(data).upper()}, {total} benchmark{'' if total == 1 else 's'}: "
-            + ", ".join(f"{n[s]} {s}" for s in STATUSES) + (f"; interrupted: {why}" if why else ""))
+            + ", ".join(f"{n[s]} {s}" for s in STATUSES) + (f"; interrupted: {why}" if why else "")
+            + (f"; not added to history {lost}" if lost else ""))

@@ -73,3 +73,26 @@ def test_history_check_finds_a_known_delay_step_in_real_runs_once_at_its_run(tmp
         with open_store(store) as history:
             assert all(password not in json.dumps(history.results(run)) for run, *_ in history.runs())
             assert all(password not in command for (command,) in history.all("SELECT command FROM runs"))
+
+
+def test_a_run_its_store_fails_at_the_end_keeps_its_files_and_says_so_everywhere(tmp_path):
+    store = tmp_path / "history.db"
+    # The store passes the check before the run; the controller's start command then spoils it, so the append at
+    # the run's end fails (as a store whose disk filled or whose server went away mid-run would).
+    nullctl = f"{sys.executable} -m emulator.nullctl --host {{host}} --port {{port}} --delay-ms 2"
+    start = f"sh -c 'printf not-a-database-%.0s $(seq 300) > {store}; exec {nullctl}'"
+    report = tmp_path / "run"
+    run = pytest_run("suites", "-k", "async_message_processing_time", "--controller",
+                     f"external:127.0.0.1:{free_port()}", "--controller-name", "nullctl", "--start-command", start,
+                     "--no-restart", "--repetitions", "3", "--trial-duration", "0.3", "--switches", "2", "--settle",
+                     "0.1", "--response-timeout", "0.3", "--report-dir", report, "--history", store)
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
+    assert f"history: error: the run was not added to history {store}: not a usable SQLite store" in run.stdout
+    data = json.loads((report / "results.json").read_text())
+    assert data["benchmarks"][0]["outcome"]["status"] == "passed" and len(data["benchmarks"][0]["trials"]) == 3
+    assert "file is not a database" in data["run"]["history_error"]
+    (case,) = [c for c in ET.parse(report / "junit.xml").getroot().iter("testcase") if c.get("name") == "history"]
+    assert "not added to history" in case.find("error").get("message")
+    assert f"ERROR, 1 benchmark: 1 passed, 0 failed, 0 error, 0 skipped; not added to history {store}: not a usable " \
+        "SQLite store" in (report / "report.md").read_text()
+    assert "not added to history" in (report / "report.html").read_text()

@@ -259,6 +259,17 @@ def test_a_run_stopped_before_its_first_benchmark_is_an_error_in_the_status_the_
     assert run_status(data) == "passed" and not list(ET.fromstring(render_junit(data)).iter("error"))
 
 
+def test_a_run_its_history_store_did_not_take_is_an_error_in_the_status_the_line_and_junit():
+    from reports.outcome import run_line
+    data = {"run": {"started": "2026-11-27T09:00:04+00:00", "history_error": "runs.db: is a folder"},
+            "benchmarks": [entry("passed", (5, 6))]}
+    assert run_status(data) == "error"
+    assert run_line(data).endswith("1 passed, 0 failed, 0 error, 0 skipped; not added to history runs.db: is a folder")
+    [case] = [c for c in ET.fromstring(render_junit(data)).iter("testcase") if c.find("error") is not None]
+    assert case.get("name") == "history" and case.find("error").get("message") == \
+        "not added to history runs.db: is a folder"
+
+
 def test_junit_counts_follow_the_rule(tmp_path):
     data = {"run": {"started": "2026-11-22T00:00:00+00:00"},
             "benchmarks": [entry("passed", (5, 6)), entry("passed"), entry("running"),
