@@ -316,20 +316,24 @@ class HistoryStore:
             f"(SELECT count(*) FROM entries e WHERE e.run_id = r.id), r.tag FROM runs r ORDER BY {oldest_first('r.')}")
 
     @reading
-    def find(self, against: str) -> int:
+    def find(self, against: str, controller: Optional[str] = None) -> int:
         """The run ``against`` names (:data:`AGAINST_FORMS`): the latest run that was not an error (stopped, or a
         benchmark that could not run), among all runs, those with that tag, or those of that controller
-        version."""
+        version.  ``latest`` and ``controller-version:`` look only at the runs of ``controller`` (a controller's
+        name, as runs record it) when it is given; a tag names its run whatever the controller."""
         where, args = "status != 'error'", []
         if against.startswith("tag:") and against[4:]:
-            where, args = where + " AND tag = ?", [against[4:]]
+            where, args, controller = where + " AND tag = ?", [against[4:]], None
         elif against.startswith("controller-version:") and against[19:]:
             where, args = where + " AND controller_version = ?", [against[19:]]
         elif against != "latest":
             raise HistoryError(f"{against!r} is not one of {AGAINST_FORMS}")
+        if controller is not None:
+            where, args = where + " AND controller = ?", args + [controller]
         row = self.one(f"SELECT id FROM runs WHERE {where} ORDER BY {newest_first()} LIMIT 1", args)
         if row is None:
-            raise HistoryError(f"history {self.spec}: no run matches --against {against} (a stopped run or one "
+            of = f" of controller {controller}" if controller is not None else ""
+            raise HistoryError(f"history {self.spec}: no run{of} matches --against {against} (a stopped run or one "
                                "with an error is never a baseline)")
         return row[0]
 

@@ -199,6 +199,14 @@ def test_against_finds_the_latest_run_a_tag_or_a_controller_version_never_a_stop
         b = store.add(second).run_id
         store.add(stopped)
         assert store.find("latest") == b
+        other = run_data(tmp_path, started="2026-11-23T00:00:00+00:00")
+        other["run"]["controller"] = {"name": "osken", "version": "3.1"}
+        c = store.add(other).run_id
+        assert store.find("latest") == c and store.find("latest", controller="ryu") == b
+        assert store.find("controller-version:4.34", controller="ryu") == a
+        assert store.find("tag:release-1", controller="osken") == a         # a tag names its run, whoever ran it
+        with pytest.raises(HistoryError, match="no run of controller faucet matches --against latest"):
+            store.find("latest", controller="faucet")
         assert store.find("tag:release-1") == a
         assert store.find("controller-version:4.34") == a
         assert store.find("controller-version:4.35") == b
@@ -238,13 +246,18 @@ def test_against_is_checked_with_the_options(tmp_path, history_spec):
         BmwgConfig.from_options(parser.parse_args(["--against", "latest"]))
     with pytest.raises(pytest.UsageError, match="--history-tag needs --history"):
         BmwgConfig.from_options(parser.parse_args(["--history-tag", "r1"]))
-    with pytest.raises(pytest.UsageError, match="--against: history .* no run matches --against latest"):
+    with pytest.raises(pytest.UsageError, match="--against: history .* no run of controller ryu matches"):
         BmwgConfig.from_options(parser.parse_args(["--history", str(store), "--against", "latest"]))
     with open_store(store) as history:
         history.add(run_data(tmp_path), tag="r1")
     with pytest.raises(pytest.UsageError, match="--against and --baseline both"):
         BmwgConfig.from_options(parser.parse_args(["--history", str(store), "--against", "tag:r1", "--baseline",
                                                    str(tmp_path / "results.json")]))
+    with pytest.raises(pytest.UsageError, match="no run of controller nullctl matches --against latest"):
+        BmwgConfig.from_options(parser.parse_args(["--history", str(store), "--against", "latest", "--controller",
+                                                   "external:127.0.0.1:6653", "--controller-name", "nullctl"]))
+    cfg = BmwgConfig.from_options(parser.parse_args(["--history", str(store), "--against", "latest"]))
+    assert cfg.baseline_source.startswith("latest: run 1 (ryu 4.34")
     cfg = BmwgConfig.from_options(parser.parse_args(["--history", str(store), "--against", "tag:r1"]))
     assert cfg.baseline_source == (f"tag:r1: run 1 (ryu 4.34, started 2026-11-22T00:00:00+00:00, testbed "
                                    f"{fingerprint_id(run_data(tmp_path)['run'])}) of history {store}")
