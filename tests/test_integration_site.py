@@ -34,10 +34,10 @@ def chromium() -> str:
     return found
 
 
-def test_the_history_site_renders_offline_in_headless_chromium(tmp_path):
+def test_the_history_site_renders_offline_in_headless_chromium(tmp_path, history_spec):
     browser = chromium()
     rng = random.Random(5)
-    path = tmp_path / "h.db"
+    path = history_spec()
     with open_store(path) as store:
         for number in range(1, 25):
             store.add(run_of(number, rng.gauss(2.0 if number <= 12 else 3.0, 0.05)))
