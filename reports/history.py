@@ -27,6 +27,7 @@ import datetime as dt
 import functools
 import hashlib
 import json
+import math
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -128,6 +129,23 @@ def cell(entry: dict) -> dict:
 
 def cell_key(entry: dict) -> str:
     return digest({"benchmark": entry.get("benchmark"), "variant": entry.get("variant"), "cell": cell(entry)})
+
+
+def kept(data: dict) -> dict:
+    """A run as the store keeps it: without ``run.history_error`` (a run its store did not take when it ended, added
+    later, is the run it was), every non-finite number None (SQLite would store NaN as NULL, PostgreSQL as NaN)."""
+    run = {k: v for k, v in (data.get("run") or {}).items() if k != "history_error"}
+    return finite({**data, "run": run})
+
+
+def finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
 
 
 def run_key(data: dict) -> str:
@@ -234,6 +252,7 @@ class HistoryStore:
     def add(self, data: dict, source: Optional[str] = None, tag: Optional[str] = None) -> Added:
         """Append one run (a loaded results.json), named ``tag`` if given, in one transaction; see the module's
         docstring."""
+        data = kept(data)
         key, content = run_key(data), digest(data, 32)
         with self.transaction("the run was not written"):
             old = self.one("SELECT id, content_hash, run_json, tag FROM runs WHERE run_key = ?", (key,))

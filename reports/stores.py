@@ -2,9 +2,11 @@
 
 - **SQLite**: a file path (the default; nothing to install or start).
 - **PostgreSQL**: ``postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE`` (also ``postgres://``), through the
-  pure-Python driver pg8000.  The password may be left out of the URL and given in ``PGPASSWORD`` instead, so that
-  it never reaches a run's recorded command; a URL with one is only ever shown with it masked.  The store's tables
-  live in the connecting role's current schema (its ``search_path``), beside whatever else the database holds.
+  pure-Python driver pg8000; ``?sslmode=disable|prefer|require|verify-ca|verify-full`` (``prefer`` unless given)
+  and ``&sslrootcert=FILE`` ask for TLS as libpq reads them.  The password may be left out of the URL and given in
+  ``PGPASSWORD`` instead, so that it never reaches a run's recorded command; a URL with one is only ever shown
+  with it masked.  The store's tables live in the connecting role's current schema (its ``search_path``), beside
+  whatever else the database holds.
 
 What differs between them and is settled here: how a statement names its parameters (SQLite's ``?``, pg8000's
 ``%s``), the DDL types (an identity key, a double-precision float, text that sorts byte by byte), how a new row's id
@@ -19,12 +21,15 @@ import getpass
 import os
 import re
 import sqlite3
+import ssl
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from typing import Optional
+from urllib.parse import parse_qs, unquote, urlsplit
 
 URL_SCHEMES = ("postgresql", "postgres")
 ADVISORY_LOCK = 0x626D7767          # "bmwg": the one lock every writer of a PostgreSQL store takes
 CONNECT_TIMEOUT_S = 10
+READ_SLACK_S = 60        # a read may take this long beyond the lock timeout before the connection is given up
 
 
 class StoreError(Exception):
@@ -35,13 +40,21 @@ def is_url(spec: str) -> bool:
     return "://" in spec
 
 
-URL_PASSWORD = re.compile(r"((?:postgres|postgresql)://[^\s:/@]*:)[^\s@/]*@")
+# A URL's password: from the colon after its user name to the last "@" of the word (a password may hold "@", "/"
+# or ":" that were not percent-encoded); any scheme, any case.  ARG_PASSWORD: the same in one command-line argument,
+# where a quoted password may also hold spaces.
+URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@]*:)\S*@")
+ARG_PASSWORD = re.compile(r"(?is)\b([a-z][a-z0-9+.-]*://[^\s:/@]*:).*@")
 
 
 def masked(text: str) -> str:
-    """``text`` (a spec, a message, a command line) as it may be shown or kept: every ``postgresql://`` URL's
-    password replaced by ``***``."""
+    """``text`` (a spec, a message) as it may be shown or kept: every URL's password replaced by ``***``."""
     return URL_PASSWORD.sub(r"\1***@", str(text))
+
+
+def masked_arg(arg: str) -> str:
+    """One command-line argument as it may be kept: a URL's password in it replaced by ``***``."""
+    return ARG_PASSWORD.sub(r"\1***@", str(arg))
 
 
 class SqliteDatabase:
@@ -136,6 +149,11 @@ class PostgresDatabase:
         except (self.errors, OSError) as exc:
             raise StoreError(f"cannot connect ({pg_message(exc)})") from exc
         self.db.autocommit = True           # transactions are begun and ended by the store, as with SQLite
+        # pg8000 keeps the connect timeout on the socket for every later read: a writer waiting for another's lock
+        # (lock_timeout, below) or a long read must not be cut off by it
+        sock = getattr(self.db, "_usock", None)
+        if sock is not None:
+            sock.settimeout(timeout_ms / 1000 + READ_SLACK_S)
         self.cur = self.db.cursor()
 
     def _run(self, sql: str, args=()):
@@ -188,24 +206,58 @@ class PostgresDatabase:
             pass
 
 
+SSL_MODES = ("disable", "prefer", "require", "verify-ca", "verify-full")
+
+
 def parse_url(spec: str) -> dict:
-    """pg8000's connect arguments from a ``postgresql://`` URL; a URL it cannot be is said why."""
-    parts = urlsplit(spec)
+    """pg8000's connect arguments from a ``postgresql://`` URL; a URL it cannot be is said why (never with its
+    password)."""
+    try:
+        parts = urlsplit(spec)
+        port = parts.port or 5432
+        query = parse_qs(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query))
+    except ValueError as exc:
+        raise StoreError("not a URL of the form postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE] "
+                         f"({'a bad port' if 'Port' in str(exc) else 'unreadable'})") from None
     if parts.scheme not in URL_SCHEMES:
         raise StoreError(f"a {parts.scheme}:// store is not supported; give a SQLite file's path or a "
                          "postgresql://USER@HOST[:PORT]/DATABASE URL")
-    if parts.query or parts.fragment:
-        raise StoreError("a postgresql:// URL here takes no ?parameters or #fragment")
-    try:
-        port = parts.port or 5432
-    except ValueError as exc:
-        raise StoreError(f"bad port ({exc})") from exc
+    unknown = sorted(set(query) - {"sslmode", "sslrootcert"})
+    if unknown or parts.fragment or any(len(v) != 1 for v in query.values()):
+        raise StoreError(f"a postgresql:// URL here takes only ?sslmode= (one of {', '.join(SSL_MODES)}) and "
+                         f"?sslrootcert=FILE, each once{'; not ' + ', '.join(unknown) if unknown else ''}")
     if not parts.hostname:
         raise StoreError("the URL names no host (postgresql://USER@HOST[:PORT]/DATABASE)")
-    user = unquote(parts.username) if parts.username else getpass.getuser()
+    try:
+        user = unquote(parts.username) if parts.username else getpass.getuser()
+    except (KeyError, OSError) as exc:
+        raise StoreError(f"the URL names no user and the login name cannot be found ({exc})") from None
     database = unquote(parts.path.lstrip("/")) or user
     password = unquote(parts.password) if parts.password is not None else os.environ.get("PGPASSWORD")
-    return {"user": user, "password": password, "host": parts.hostname, "port": port, "database": database}
+    target = {"user": user, "password": password, "host": parts.hostname, "port": port, "database": database}
+    target["ssl_context"] = ssl_context(query.get("sslmode", ["prefer"])[0], query.get("sslrootcert", [None])[0])
+    return target
+
+
+def ssl_context(mode: str, root: Optional[str]):
+    """pg8000's ``ssl_context`` for libpq's ``sslmode``: no TLS (disable, False); TLS if the server offers it,
+    unchecked (prefer, the default, None); TLS or no connection, unchecked (require); the server's certificate
+    checked against ``root`` or the system's CAs (verify-ca), and its name too (verify-full)."""
+    if mode not in SSL_MODES:
+        raise StoreError(f"sslmode={mode} is not one of {', '.join(SSL_MODES)}")
+    if mode in ("disable", "prefer"):
+        if root:
+            raise StoreError("sslrootcert needs sslmode=verify-ca or verify-full")
+        return False if mode == "disable" else None
+    try:
+        context = ssl.create_default_context(cafile=root)
+    except (OSError, ssl.SSLError) as exc:
+        raise StoreError(f"sslrootcert={root} cannot be read ({exc})") from None
+    if mode in ("require", "verify-ca"):
+        context.check_hostname = False
+    if mode == "require":
+        context.verify_mode = ssl.CERT_NONE
+    return context
 
 
 def connect(spec: str, create: bool, timeout_ms: int):

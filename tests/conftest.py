@@ -91,10 +91,14 @@ def postgresql_database(postgresql_server):
         made.append(database)
         return urlsplit(postgresql_server)._replace(path=f"/{database}").geturl()
 
-    yield new
-    for database in made:
-        admin.query(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-    admin.close()
+    try:
+        yield new
+    finally:
+        try:
+            for database in made:
+                admin.query(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        finally:
+            admin.close()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)])

@@ -3,6 +3,7 @@ duplicates, schema versions, concurrent writers, and the ``history`` commands an
 
 import argparse
 import copy
+import json
 import sqlite3
 import threading
 
@@ -220,7 +221,7 @@ def test_against_finds_the_latest_run_a_tag_or_a_controller_version_never_a_stop
     assert baseline_values(again, "test_control_session_capacity") == [100, 102, 98, 101, 99, 100, 103, 97, 100, 100]
 
 
-def test_a_version_1_store_is_migrated_with_its_runs_kept(history_spec):
+def test_a_version_1_store_is_migrated_with_its_runs_kept(tmp_path, history_spec):
     from reports.history import MIGRATIONS
     path = history_spec("old")
     db = connect(path, True, 1000)
@@ -228,12 +229,13 @@ def test_a_version_1_store_is_migrated_with_its_runs_kept(history_spec):
         db.query(statement.format(**db.types))
     db.query("INSERT INTO meta VALUES ('schema_version', '1')")
     db.query("INSERT INTO testbeds VALUES ('t', '{}')")
-    db.query("INSERT INTO runs (id, run_key, content_hash, status, testbed, added, run_json) "
-             "VALUES (1, 'k', 'c', 'passed', 't', 'now', '{}')")
+    db.query("INSERT INTO runs (run_key, content_hash, status, testbed, added, run_json) "
+             "VALUES ('k', 'c', 'passed', 't', 'now', '{}')")
     db.close()
     with open_store(path) as store:
         assert store.version() == SCHEMA_VERSION == 2
         assert store.runs()[0][0] == 1 and store.runs()[0][8] is None     # the old run, without a tag
+        assert store.add(run_data(tmp_path), tag="r2").run_id == 2            # and the store takes new ones
 
 
 def test_against_is_checked_with_the_options(tmp_path, history_spec):
@@ -315,7 +317,7 @@ def test_what_cannot_be_written_is_said_and_never_raised_at_the_sessions_end(tmp
     dup = run_data(tmp_path)
     dup["benchmarks"][0]["trials"][1]["index"] = 1
     results = tmp_path / "dup.json"
-    results.write_text(__import__("json").dumps(dup))
+    results.write_text(json.dumps(dup))
     assert reports_main(["history", "add", "--history", store, str(results)]) == 2
     assert "the run was not written" in capsys.readouterr().err
 
@@ -327,16 +329,53 @@ def test_a_url_password_is_masked_wherever_it_would_be_shown():
     assert masked("--history=postgres://u:p@h/db") == "--history=postgres://u:***@h/db"
     assert masked("postgresql://ci@db.lab/bench") == "postgresql://ci@db.lab/bench"      # no password in it
     assert masked("/var/lib/bmwg/runs.db") == "/var/lib/bmwg/runs.db"
+    for url in ("POSTGRESQL://u:secret@h/db", "postgresql://u:p@ss@h/db", "postgresql://u:ab/cd@h/db",
+                "mysql://u:secret@h/db", "postgresql+pg8000://u:secret@h/db"):
+        assert masked(f"history {url}: no").startswith("history ") and "***@h/db: no" in masked(f"history {url}: no")
+    from reports.stores import masked_arg
+    assert masked_arg("--history=postgresql://u:p q@r@h/db") == "--history=postgresql://u:***@h/db"
+
+
+@pytest.mark.parametrize("secret", ["p@ss", "ab/cd", "p q", "a:b", "x%40y"])
+def test_a_run_keeps_its_command_without_the_password_whatever_it_holds(monkeypatch, secret):
+    import sys
+
+    from fixtures.session import run_info
+    monkeypatch.setattr(sys, "argv", ["pytest", "suites", "--history", f"postgresql://ci:{secret}@db.lab/bench"])
+    cfg = __import__("fixtures.config", fromlist=["BmwgConfig"])
+    parser = argparse.ArgumentParser()
+    for family in cfg.option_families().values():
+        family.add_options(parser)
+    command = run_info(cfg.BmwgConfig.from_options(parser.parse_args([])))["command"]
+    assert command.endswith("--history 'postgresql://ci:***@db.lab/bench'") and secret not in command
 
 
 @pytest.mark.parametrize("url,says", [
     ("postgresql:///bench", "names no host"),
-    ("postgresql://ci@db.lab/bench?sslmode=require", r"takes no \?parameters"),
-    ("postgresql://ci@db.lab:99999/bench", "bad port"),
+    ("postgresql://ci@db.lab/bench?application_name=x", r"takes only \?sslmode=.*; not application_name"),
+    ("postgresql://ci@db.lab:99999/bench", "a bad port"),
+    ("postgresql://ci:ab/cd@db.lab/bench", "a bad port"),
+    ("postgresql://ci@[::1/bench", "unreadable"),
+    ("postgresql://ci@db.lab/bench?sslmode=allow", "sslmode=allow is not one of disable, prefer, require"),
+    ("postgresql://ci@db.lab/bench?sslrootcert=/etc/ca.pem", "sslrootcert needs sslmode=verify-ca or verify-full"),
+    ("postgresql://ci@db.lab/bench?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem", "cannot be read"),
+    ("postgresql://ci@db.lab/bench?sslmode=require&sslmode=disable", "each once"),
 ])
 def test_a_postgresql_url_that_cannot_be_one_is_named_before_any_connection(url, says):
-    with pytest.raises(HistoryError, match=says):
+    with pytest.raises(HistoryError, match=says) as failed:
         open_store(url)
+    assert "ab/cd" not in str(failed.value)
+
+
+def test_a_run_its_store_did_not_take_is_kept_as_the_run_it_was_when_added_later(tmp_path, history_spec):
+    data = run_data(tmp_path)
+    data["run"]["history_error"] = "runs.db: is a folder"
+    data["benchmarks"][0]["summary"]["stdev"] = float("nan")
+    with open_store(history_spec()) as store:
+        store.add(data)
+        assert store.runs()[0][2] == "failed"                 # the benchmark's own outcome, not "error"
+        assert "history_error" not in json.dumps(store.results(1)["run"])
+        assert store.one("SELECT stdev FROM entries") == (None,)     # NaN is kept as nothing, in both databases
 
 
 @pytest.mark.integration
@@ -398,3 +437,49 @@ def test_two_first_openers_at_once_make_the_schema_once(history_spec):
     for t in threads:
         t.join()
     assert errors == [] and versions == [SCHEMA_VERSION] * 3
+
+
+@pytest.mark.integration
+def test_a_postgresql_store_over_tls_as_sslmode_asks(postgresql_server, postgresql_database):
+    import os
+    ca = os.environ.get("BMWG_POSTGRESQL_CA")
+    if not ca:
+        pytest.skip("BMWG_POSTGRESQL_CA (the server's certificate, as .ci/postgresql start prints it) is not set")
+    url = postgresql_database("tls")
+    for query in ("?sslmode=require", f"?sslmode=verify-full&sslrootcert={ca}", f"?sslmode=verify-ca&sslrootcert={ca}"):
+        with open_store(url + query) as store:
+            assert store.one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()") == (True,)
+    with open_store(url) as store:                         # sslmode=prefer, the default: the server offers it
+        assert store.one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()") == (True,)
+    with open_store(url + "?sslmode=disable") as store:
+        assert store.one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()") == (False,)
+    with pytest.raises(HistoryError, match="cannot connect .*(certificate|CERTIFICATE)"):
+        open_store(url + "?sslmode=verify-full")            # its own certificate is no system CA's
+
+
+@pytest.mark.integration
+def test_a_postgresql_writer_waits_out_a_long_lock_not_the_connect_timeout(tmp_path, postgresql_database,
+                                                                          monkeypatch):
+    import time
+
+    import reports.history as history
+    import reports.stores as stores
+    monkeypatch.setattr(stores, "CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr(stores, "READ_SLACK_S", 1)
+    monkeypatch.setattr(history, "BUSY_TIMEOUT_MS", 5000)
+    url = postgresql_database()
+    open_store(url).close()
+    holder = connect(url, True, 5000)
+    holder.begin(5000)                                  # another writer, 2.5 s on its run (> the connect timeout)
+    releaser = threading.Timer(2.5, holder.commit)
+    releaser.start()
+    try:
+        began = time.monotonic()
+        with open_store(url) as store:
+            store.add(run_data(tmp_path))
+        assert time.monotonic() - began >= 2.0 and store is not None
+    finally:
+        releaser.join()
+        holder.close()
+    with open_store(url) as store:
+        assert store.counts()["runs"] == 1

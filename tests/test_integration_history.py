@@ -32,10 +32,11 @@ def check(*args):
 def with_password(spec: str) -> tuple:
     """(spec, the password in it): a PostgreSQL URL given its password (PGPASSWORD's), as a careless user would,
     to see that it is kept nowhere; a SQLite path as it is."""
-    password = os.environ.get("PGPASSWORD")
-    if "://" not in spec or not password:
+    if "://" not in spec:
         return spec, None
     parts = urlsplit(spec)
+    password = parts.password or os.environ.get("PGPASSWORD")
+    assert password, "a PostgreSQL store needs a password here (in BMWG_POSTGRESQL_URL or PGPASSWORD)"
     return parts._replace(netloc=f"{parts.username}:{password}@{parts.hostname}:{parts.port}").geturl(), password
 
 
