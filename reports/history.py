@@ -172,9 +172,10 @@ class HistoryStore:
         except StoreError as exc:
             raise HistoryError(f"history {self.spec}: {exc}") from exc
         try:
-            if not create and self.checked_version() == 0:
+            found = self.checked_version()
+            if not create and found == 0:
                 raise HistoryError(f"history {self.spec}: no such store (no history tables in that database)")
-            self.migrate()
+            self.migrate(found)
         except BaseException as exc:
             self.db.close()
             if isinstance(exc, StoreError):
@@ -209,10 +210,10 @@ class HistoryStore:
         row = self.one("SELECT value FROM meta WHERE key = 'schema_version'")
         return int(row[0]) if row else 0
 
-    def migrate(self) -> None:
-        """Bring the store to :data:`SCHEMA_VERSION` in one transaction (a newer store is refused).  A store already
-        at it is only read, so a read-only store can be listed, checked and drawn."""
-        if self.checked_version() == SCHEMA_VERSION:
+    def migrate(self, found: int) -> None:
+        """Bring the store from version ``found`` (as read when it was opened) to :data:`SCHEMA_VERSION` in one
+        transaction.  A store already at it is only read, so a read-only store can be listed, checked and drawn."""
+        if found == SCHEMA_VERSION:
             return
         with self.transaction("the schema was not migrated"):
             found = self.checked_version()          # again, under the write lock: another writer may have been first

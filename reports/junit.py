@@ -44,7 +44,7 @@ def benchmark_properties(bench: dict) -> dict:
 
 
 def render_junit(data: dict) -> str:
-    suites = []
+    suites, started = [], (data.get("run") or {}).get("started")
     for bench in data.get("benchmarks", []):
         name = bench["benchmark"] + (f"[{bench['variant']}]" if bench.get("variant") else "")
         family = "extension" if bench.get("extension") else "rfc8456"
@@ -60,21 +60,24 @@ def render_junit(data: dict) -> str:
         elif status == ERROR:
             case.add_error_info(reason, _failure_text(bench))
         cases = [case] + [_kind_case(name, row) for row in (bench.get("screen") or {}).get("kinds", [])]
-        suites.append(TestSuite(f"bmwg-sdn {name}", cases, timestamp=(data.get("run") or {}).get("started")))
+        suites.append(TestSuite(f"bmwg-sdn {name}", cases, timestamp=started))
     why = stopped(data)
-    if why:                 # one error for the stop itself, which may have come before any benchmark began
-        case = TestCase("run", classname="bmwg_sdn.run")
-        case.add_error_info(f"interrupted: {why}", "the run was stopped before it ended; the benchmarks "
-                            "recorded by then are in the other testcases")
-        suites.append(TestSuite("bmwg-sdn run", [case], timestamp=(data.get("run") or {}).get("started")))
+    if why:                 # the stop itself, which may have come before any benchmark began
+        suites.append(_run_error("run", f"interrupted: {why}", "the run was stopped before it ended; the benchmarks "
+                                 "recorded by then are in the other testcases", started))
     lost = history_failure(data)
     if lost:                # the run's files hold what it measured; the history store it was meant for does not
-        case = TestCase("history", classname="bmwg_sdn.run")
-        case.add_error_info(f"not added to history {lost}", "results.json and the reports hold the run; add it "
-                            "later with python -m reports history add")
-        suites.append(TestSuite("bmwg-sdn history", [case], timestamp=(data.get("run") or {}).get("started")))
+        suites.append(_run_error("history", f"not added to history {lost}", "results.json and the reports hold the "
+                                 "run; add it later with python -m reports history add", started))
     xml = to_xml_report_string(suites, prettyprint=False)
     return _add_case_properties(xml, data)
+
+
+def _run_error(name: str, message: str, text: str, started) -> TestSuite:
+    """A suite of one testcase in error for something that befell the whole run rather than one benchmark."""
+    case = TestCase(name, classname="bmwg_sdn.run")
+    case.add_error_info(message, text)
+    return TestSuite(f"bmwg-sdn {name}", [case], timestamp=started)
 
 
 def _kind_case(name: str, row: dict) -> TestCase:

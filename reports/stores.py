@@ -78,25 +78,26 @@ class SqliteDatabase:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot be opened ({exc})") from exc
 
+    def _run(self, sql: str, args=(), many: bool = False):
+        """The statement run (``many``: once per row of ``args``), its cursor; SQLite's error said as a StoreError."""
+        try:
+            return self.db.executemany(sql, args) if many else self.db.execute(sql, tuple(args))
+        except sqlite3.Error as exc:
+            raise StoreError(str(exc)) from exc
+
     def query(self, sql: str, args=()) -> tuple:
         """(column names, rows as tuples)."""
+        cur = self._run(sql, args)
         try:
-            cur = self.db.execute(sql, tuple(args))
             return [d[0] for d in cur.description or ()], cur.fetchall()
         except sqlite3.Error as exc:
             raise StoreError(str(exc)) from exc
 
     def insert(self, sql: str, args) -> int:
-        try:
-            return self.db.execute(sql, tuple(args)).lastrowid
-        except sqlite3.Error as exc:
-            raise StoreError(str(exc)) from exc
+        return self._run(sql, args).lastrowid
 
     def insert_many(self, sql: str, rows: list) -> None:
-        try:
-            self.db.executemany(sql, rows)
-        except sqlite3.Error as exc:
-            raise StoreError(str(exc)) from exc
+        self._run(sql, rows, many=True)
 
     def tables(self) -> set:
         return {name for (name,) in self.query("SELECT name FROM sqlite_master WHERE type = 'table'")[1]}
@@ -156,9 +157,14 @@ class PostgresDatabase:
             sock.settimeout(timeout_ms / 1000 + READ_SLACK_S)
         self.cur = self.db.cursor()
 
-    def _run(self, sql: str, args=()):
+    def _run(self, sql: str, args=(), many: bool = False):
+        """The statement run (``many``: once per row of ``args``); the server's error said as a StoreError."""
+        statement = sql.replace("?", "%s")          # pg8000's parameters; no statement here holds a ? of its own
         try:
-            self.cur.execute(sql.replace("?", "%s"), tuple(args))
+            if many:
+                self.cur.executemany(statement, args)
+            else:
+                self.cur.execute(statement, tuple(args))
         except (self.errors, OSError) as exc:
             raise StoreError(pg_message(exc)) from exc
 
@@ -172,10 +178,7 @@ class PostgresDatabase:
         return self.query(sql + " RETURNING id", args)[1][0][0]
 
     def insert_many(self, sql: str, rows: list) -> None:
-        try:
-            self.cur.executemany(sql.replace("?", "%s"), rows)
-        except (self.errors, OSError) as exc:
-            raise StoreError(pg_message(exc)) from exc
+        self._run(sql, rows, many=True)
 
     def tables(self) -> set:
         return {name for (name,) in self.query("SELECT table_name FROM information_schema.tables "
