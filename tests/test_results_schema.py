@@ -294,3 +294,103 @@ def test_every_context_record_the_suite_writes_validates():
                ovn_cluster={"name": "ovn-nb-raft", "version": "3.1.0", "mode": "embedded", "address": None,
                             "redundancy": "RAFT cluster of 3 ovsdb-server members", "apps": ["ovsdb-server 3.1.0"]})
     validate({"schema_version": 2, "run": run, "benchmarks": [entry]})
+
+
+# --------------------------------------------------------------------------- what the families write, as they write it
+
+SOURCES = Path(__file__).resolve().parent.parent
+
+
+def test_every_record_a_family_writes_beside_the_trials_is_a_field_of_the_schema():
+    """Each ``run.context("key", ...)`` of the families and suites names a field of a benchmark entry: a key the
+    schema does not name would make every results.json holding it fail validate()."""
+    schema = json.loads(SCHEMA_PATH.read_text())
+    fields = set(schema["$defs"]["benchmark"]["properties"])
+    written = {}
+    for path in sorted([*(SOURCES / "fixtures").rglob("*.py"), *(SOURCES / "suites").glob("*.py")]):
+        for key in re.findall(r"\.context\(\s*[\"']([a-z_]+)[\"']", path.read_text()):
+            written.setdefault(key, path.relative_to(SOURCES))
+    assert "datastore" in written and "preflight" in written      # the scan finds what it looks for
+    unknown = {key: str(where) for key, where in written.items() if key not in fields}
+    assert not unknown, f"records the schema's benchmark entry does not name: {unknown}"
+
+
+class Ctl:
+    """The device as the trial loop sees it: always ready, no process."""
+    pid = None
+    mode = "embedded"
+
+    def prepare_trial(self):
+        pass
+
+    def check_alive(self, timeout=None):
+        return 0.0
+
+    def exit_reason(self):
+        return None
+
+    def log_tail(self):
+        return ""
+
+
+class DatastoreCluster:
+    """odl-cluster as datastore.start() and the *_trials functions read it, already running."""
+    n, strategy = 3, "per-module"
+
+    def running(self):
+        return True
+
+    def info(self):
+        return {"election_timeout": "10 s", "members": ["odl-member-1", "odl-member-2", "odl-member-3"],
+                "boot_s": 116.0}
+
+
+def datastore_run(tmp_path, name):
+    from fixtures.benchmark import suite_benchmarks
+    from fixtures.harness import BenchmarkRun, Trials
+    (bench,) = [b for b in suite_benchmarks() if b.name == name]
+    store = ResultStore(tmp_path / f"{name}.json", copy.deepcopy(RUN))
+    return store, BenchmarkRun(store, Ctl(), bench, Trials(3), variant="3nodes-per-module-x",
+                               progress=lambda line: None)
+
+
+def latencies(ms):
+    return {"min": ms - 1, "mean": ms, "median": ms, "max": ms + 2}
+
+
+@pytest.mark.parametrize("ok", [True, False], ids=["measured", "every-trial-failed"])
+def test_the_datastore_extras_entries_validate_as_their_family_writes_them(tmp_path, monkeypatch, ok):
+    """The three ★ datastore extras, each entry made by the family's own code (fixtures/families/datastore.py) with
+    the trials' figures given: their ``datastore`` row validates, with its figures and when no trial succeeded."""
+    from test_datastore import Clock, ModelCluster
+
+    from fixtures.families import datastore
+    from fixtures.harness import TrialFailed
+
+    def failed(*args, **kw):
+        raise TrialFailed("the shards were not settled: member 2 did not answer")
+
+    clock = Clock()
+    real = datastore.reelection_trial
+    monkeypatch.setattr(datastore, "reelection_trial", (lambda cluster, p, t: real(
+        ModelCluster(clock), p, t, wall=lambda: clock.wall, sleep=clock.sleep, now=lambda: clock.mono)) if ok
+        else failed)
+    monkeypatch.setattr(datastore, "crud_trial", (lambda cluster, p, role, index: {
+        "member": "odl-member-1", "role": role, "shard": "topology-config", "requests": p.crud_requests,
+        **{f"{op}_ms": latencies(5.0 + index) for op in datastore.OPERATIONS}}) if ok else failed)
+    monkeypatch.setattr(datastore, "rpc_trial", (lambda cluster, em, p, role, index: {
+        "member": "odl-member-2", "owner": "odl-member-2", "role": role, "requests": p.rpc_requests,
+        "flow_mods_at_switch": p.rpc_requests, "routable_after_s": 0.0, "rpc_ms": latencies(500.0)}) if ok
+        else failed)
+    p, cluster = datastore.DatastoreParams(), DatastoreCluster()
+    made = {"test_datastore_leader_reelection": lambda run: datastore.reelection_trials(run, cluster, p, 1.0),
+            "test_datastore_crud_latency": lambda run: datastore.crud_trials(run, cluster, p, "follower"),
+            "test_datastore_routed_rpc_latency": lambda run: datastore.rpc_trials(run, cluster, None, p, "non-owner")}
+    for name, trials in made.items():
+        store, run = datastore_run(tmp_path, name)
+        datastore.start(run, cluster)
+        trials(run)
+        data = load_results(store.path)            # as written to results.json
+        row = data["benchmarks"][0]["datastore"]
+        assert row["nodes"] == 3 and (row.get("terms_mean", row.get("rpc", row.get("create"))) is None) != ok
+        validate(data)
