@@ -439,3 +439,123 @@ def test_the_current_figures_page_is_generated_from_the_kept_runs():
     page = ROOT / "docs" / "current.md"
     assert page.read_text() == render(loaded, root=page.parent) + "\n", \
         "docs/current.md is out of date: python -m reports current docs/runs/*.json --out docs/current.md"
+
+
+# --------------------------------------------------------------------------- the -k the docs offer
+
+# A word the docs offer after -k for a group of benchmarks, and the group it is meant to select.
+K_GROUPS = {"datastore": {"test_datastore_leader_reelection", "test_datastore_crud_latency",
+                          "test_datastore_routed_rpc_latency"}}
+# Pages that record past runs as they were run: their commands are history, not instructions.
+RECORDS = {"measurements.md"}
+
+
+def offered_commands(text: str) -> list:
+    """The commands a doc offers: every line of its fenced code blocks (a trailing backslash joins the next) and
+    every inline code span that starts with ``pytest`` or ``tox``."""
+    out = []
+    for block in re.findall(r"^```[a-z]*\n(.*?)^```", text, re.M | re.S):
+        out += [line for line in block.replace("\\\n", " ").splitlines() if line.strip()]
+    prose = re.sub(r"^```[a-z]*\n.*?^```", "", text, flags=re.M | re.S)
+    out += re.findall(r"`((?:pytest|tox) [^`]*)`", prose.replace("\n", " "))
+    return out
+
+
+def k_expressions(command: str) -> list:
+    """The -k expressions of one command line (its # comment left out; one that shlex cannot split gives none)."""
+    try:
+        args = shlex.split(command, comments=True)
+    except ValueError:
+        return []
+    return [args[i + 1] for i in range(len(args) - 1) if args[i] == "-k"]
+
+
+def selected(expression: str) -> set:
+    """The benchmarks of suites/ a -k expression selects."""
+    from fixtures.benchmark import suite_benchmarks as declared
+    return {b.name for b in declared() if k_selects(["-k", expression], b.name)}
+
+
+def named_in(text: str, name: str) -> bool:
+    """Whether ``text`` names the benchmark: its short name (with '_' or spaces), its title, its page, or its RFC
+    section (§5.1.7)."""
+    from fixtures.benchmark import suite_benchmarks as declared
+    bench = next(b for b in declared() if b.name == name)
+    low = text.lower()
+    return any(form in low for form in (bench.short, bench.short.replace("_", " "), bench.title.lower(),
+                                        f"{bench.short}.md")) or (bench.section != "★" and
+                                                                 re.search(rf"§{re.escape(bench.section)}(?![\d.])",
+                                                                           text) is not None)
+
+
+def unmeant(expression: str, context: str, own: Optional[str] = None) -> set:
+    """What a -k the docs offer selects beyond what they mean: for a group word (:data:`K_GROUPS`), any difference
+    from its group; for an expression that only selects (no ``not``), each benchmark it does not name whole and
+    ``context`` does not name either, other than the page's ``own``; nothing for an exclusion (``not x``), which
+    means "everything else"."""
+    chosen = selected(expression)
+    if expression in K_GROUPS:
+        return chosen ^ K_GROUPS[expression]
+    words = re.findall(r"\w+", expression)
+    if "not" in words:
+        return set()
+    return {name for name in chosen if name != own and name[5:] not in words and not named_in(context, name)}
+
+
+def tox_comment_blocks() -> list:
+    """(section, its comment lines joined) of tox.ini."""
+    out, section, lines = [], None, []
+    for line in (ROOT / "tox.ini").read_text().splitlines() + ["[end]"]:
+        if line.startswith("["):
+            if section:
+                out.append((section, " ".join(lines)))
+            section, lines = line, []
+        elif line.lstrip().startswith("#"):
+            lines.append(line.lstrip("# "))
+    return out
+
+
+@pytest.mark.parametrize("page", BENCHMARK_PAGES, ids=lambda p: p.name)
+def test_every_k_a_benchmark_page_offers_selects_its_benchmark_and_nothing_it_does_not_mean(page):
+    """``-k scaling`` on the northbound scaling point's page also selected the OVN scaling point, which boots OVN
+    centrals: a command a page gives selects its own benchmark, and any other only when the page names it."""
+    text, own = page.read_text(), page_benchmark(page)
+    for command in offered_commands(text):
+        for expression in k_expressions(command):
+            assert own in selected(expression), f"{page.name}: `{command}` does not select {own}"
+            extra = unmeant(expression, text, own)
+            assert not extra, f"{page.name}: -k {expression} also selects {sorted(extra)}, which the page does not name"
+
+
+@pytest.mark.parametrize("doc", [d for d in DOCS if d.parent.name != "benchmarks" and d.name not in RECORDS],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_k_the_docs_offer_selects_what_they_mean(doc):
+    text = doc.read_text()
+    for command in offered_commands(text):
+        for expression in k_expressions(command):
+            if expression == "NAME" or "{" in expression:      # a placeholder
+                continue
+            assert selected(expression), f"{doc.name}: -k {expression} selects no benchmark"
+            extra = unmeant(expression, text)
+            assert not extra, f"{doc.name}: -k {expression} also selects {sorted(extra)}, which it does not name"
+
+
+def test_every_k_tox_ini_offers_in_its_comments_selects_what_they_mean():
+    for section, comments in tox_comment_blocks():
+        for expression in re.findall(r"(?:pytest|tox)\b[^()]*?-k\s+(\"[^\"]*\"|'[^']*'|[\w]+)", comments):
+            expression = expression.strip("\"'")
+            extra = unmeant(expression, comments)
+            assert selected(expression) and not extra, \
+                f"tox.ini {section}: -k {expression} selects {sorted(selected(expression))}, not what it names"
+
+
+def test_the_k_helpers_find_what_a_doc_offers():
+    text = "Run `pytest suites -k scaling --x 1` or:\n```sh\npytest suites -k \"a or b\" \\\n  --y  # -k c\n```\n"
+    assert [e for c in offered_commands(text) for e in k_expressions(c)] == ["a or b", "scaling"]
+    assert selected("scaling") >= {"test_northbound_scaling_point", "test_ovn_northbound_scaling"}
+    assert unmeant("scaling", "the northbound scaling point") == {"test_ovn_northbound_scaling"}
+    assert not unmeant("northbound_scaling_point", "")
+    assert unmeant("northbound_scaling", "", own="test_northbound_scaling_point") == {"test_ovn_northbound_scaling"}
+    assert not unmeant("datastore", "") and not unmeant("not datastore", "")
+    assert named_in("§5.1.7 proactive", "test_proactive_path_provisioning_rate")
+    assert not named_in("§5.1.70", "test_proactive_path_provisioning_rate")
