@@ -139,7 +139,7 @@ def declaring_family(flag: str) -> Optional[type]:
 
 def test_the_readme_is_a_newcomers_page():
     text = (ROOT / "README.md").read_text()
-    assert len(text.encode()) < 10_500
+    assert len(text.encode()) < 11_500
     assert "control_session_capacity" in text and "tox -e bench" in text and "&& tox\n" in text
 
 
@@ -559,3 +559,65 @@ def test_the_k_helpers_find_what_a_doc_offers():
     assert not unmeant("datastore", "") and not unmeant("not datastore", "")
     assert named_in("§5.1.7 proactive", "test_proactive_path_provisioning_rate")
     assert not named_in("§5.1.70", "test_proactive_path_provisioning_rate")
+
+
+# --------------------------------------------------------------------------- the README's benchmarks and its result
+
+def readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    return re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.M | re.S).group(1)
+
+
+def test_the_readmes_table_names_every_benchmark_the_suites_define():
+    rows = [line for line in readme_section("Benchmarks").splitlines() if line.startswith("| ")]
+    named = {name for row in rows for name in re.findall(r"`([a-z_]+)`", row.split("|")[1])}
+    missing = sorted(b[5:] for b in suite_benchmarks() if b[5:] not in named)
+    assert not missing, f"the README's benchmark table leaves out {missing}"
+    assert not named - {b[5:] for b in suite_benchmarks()}, "the README's table names benchmarks suites/ lacks"
+
+
+def readme_example() -> dict:
+    """The run the README's "Reading a result" shows: `tox -e bench`'s §5.2.1 against the embedded Ryu (30 trials,
+    each ending as Ryu exits at its open-file limit, so the sustained capacity is searched), judged against
+    default.yaml; its findings and note made by the capacity family's own code."""
+    from fixtures.families import capacity as cap
+    from reports.outcome import concluded
+    from reports.stats import summarize
+    from reports.verdict import against_threshold
+    values = [19992 - (i * 7) % 5 for i in range(30)]
+    trials = [{"index": i + 1, "value": v, "ok": True, "details": {"failure_mode": cap.EXITED, "capped": False}}
+              for i, v in enumerate(values)]
+    ccn = sorted(values)[(len(values) - 1) // 2]         # the search starts at the median, as the family's does
+    found = {"status": "searched", "from_ccn": ccn,
+             **cap.sustained_search(ccn, lambda m: {"held": m <= 12183}, 0.02, 8)}
+    entry = {"benchmark": "test_control_session_capacity", "rfc_section": "5.2.1", "unit": "sessions",
+             "trials": trials, "summary": summarize(values),
+             "verdict": against_threshold(values, 1000, "min").to_dict(),
+             "findings": {**cap.findings({"trials": trials}), "sustained_capacity": found["sessions"]},
+             "notes": [cap.sustained_note(found, 3.0)], "outcome": {"status": "running"}}
+    entry["outcome"] = concluded(entry)
+    return {"schema_version": 2, "run": {"started": "2026-11-28T09:00:00+00:00"}, "benchmarks": [entry]}
+
+
+def terminal_lines(data: dict) -> list:
+    """What the run prints at its end for ``data`` (fixtures/session.py's terminal summary), its report folder
+    shown as the README names it."""
+    from types import SimpleNamespace as NS
+
+    from fixtures.outcomes import STORE
+    from fixtures.session import pytest_terminal_summary
+    from reports.results import ResultStore
+    store = ResultStore(Path("reports/out/<time>-<pid>/results.json"), data["run"])
+    store.data = data
+    lines = []
+    reporter = NS(section=lambda title, **kw: lines.append(f"{'=' * 20} {title} {'=' * 20}"),
+                  write_line=lambda line, **kw: lines.extend(line.splitlines()))
+    pytest_terminal_summary(reporter, 0, NS(stash={STORE: store}))
+    return lines
+
+
+def test_the_readmes_result_is_what_a_run_prints():
+    """The README's example end of a run is the terminal summary's own output for a run like the README's main job,
+    line for line: the headline with its extras, the verdict, the findings and the sustained-capacity note."""
+    block = re.search(r"```\n(.*?)```", readme_section("Reading a result"), re.S).group(1)
+    assert block.splitlines() == terminal_lines(readme_example())
