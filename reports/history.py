@@ -165,16 +165,23 @@ class Added:
 class HistoryStore:
     """One history store, a SQLite file or a PostgreSQL database (reports/stores.py); see the module's docstring."""
 
-    def __init__(self, spec: str, create: bool = True):
+    def __init__(self, spec: str, create: bool = True, readonly: bool = False):
+        """``create``: a store that does not exist is made; ``readonly``: the store is only read (it must exist and
+        be at this suite's schema version), through a connection that cannot write."""
         self.spec = masked(str(spec))
+        self.readonly = readonly
         try:
-            self.db = connect(str(spec), create, BUSY_TIMEOUT_MS)
+            self.db = connect(str(spec), create and not readonly, BUSY_TIMEOUT_MS, readonly)
         except StoreError as exc:
             raise HistoryError(f"history {self.spec}: {exc}") from exc
         try:
             found = self.checked_version()
-            if not create and found == 0:
+            if (readonly or not create) and found == 0:
                 raise HistoryError(f"history {self.spec}: no such store (no history tables in that database)")
+            if readonly and found < SCHEMA_VERSION:
+                raise HistoryError(f"history {self.spec}: schema version {found} is older than this suite's "
+                                   f"({SCHEMA_VERSION}) and a read-only store is not migrated: open it once with "
+                                   "write access (python -m reports history list --history STORE migrates it)")
             self.migrate(found)
         except BaseException as exc:
             self.db.close()
@@ -253,6 +260,8 @@ class HistoryStore:
     def add(self, data: dict, source: Optional[str] = None, tag: Optional[str] = None) -> Added:
         """Append one run (a loaded results.json), named ``tag`` if given, in one transaction; see the module's
         docstring."""
+        if self.readonly:
+            raise HistoryError(f"history {self.spec}: opened read-only, the run was not written")
         data = kept(data)
         key, content = run_key(data), digest(data, 32)
         with self.transaction("the run was not written"):
@@ -405,14 +414,15 @@ class HistoryStore:
                 for table in ("runs", "entries", "trials", "testbeds")}
 
 
-def open_store(spec: str, create: bool = True) -> HistoryStore:
-    return HistoryStore(spec, create)
+def open_store(spec: str, create: bool = True, readonly: bool = False) -> HistoryStore:
+    return HistoryStore(spec, create, readonly)
 
 
-def check_spec(spec: str) -> Optional[str]:
-    """Why ``--history spec`` cannot be used (it is opened, and created or migrated, to find out), or None."""
+def check_spec(spec: str, readonly: bool = False) -> Optional[str]:
+    """Why ``--history spec`` cannot be used (it is opened, and created or migrated, to find out; only read when
+    ``readonly``), or None."""
     try:
-        open_store(spec).close()
+        open_store(spec, readonly=readonly).close()
     except HistoryError as exc:
         return str(exc)
     except OSError as exc:

@@ -483,3 +483,76 @@ def test_a_postgresql_writer_waits_out_a_long_lock_not_the_connect_timeout(tmp_p
         holder.close()
     with open_store(url) as store:
         assert store.counts()["runs"] == 1
+
+
+# --------------------------------------------------------------------------- judged against the store, not added to it
+
+def test_a_read_only_store_is_read_and_never_written(tmp_path, history_spec):
+    """``open_store(..., readonly=True)``: the store must exist at this suite's schema version; it answers what
+    --against asks, refuses to add a run, and its connection itself cannot write (SQLite's mode=ro, PostgreSQL's
+    read-only session)."""
+    from reports.stores import StoreError
+    spec = history_spec()
+    with pytest.raises(HistoryError, match="no such store"):
+        open_store(spec, readonly=True)
+    with open_store(spec) as store:
+        first = store.add(run_data(tmp_path), tag="4.34").run_id
+    with open_store(spec, readonly=True) as store:
+        assert store.find("tag:4.34") == first and store.results(first)["benchmarks"]
+        with pytest.raises(HistoryError, match="opened read-only, the run was not written"):
+            store.add(run_data(tmp_path, started="2026-11-23T00:00:00+00:00"))
+        with pytest.raises(StoreError):
+            store.db.query("CREATE TABLE scratch (x INTEGER)")
+    with open_store(spec) as store:
+        assert store.counts()["runs"] == 1 and "scratch" not in store.db.tables()
+
+
+def test_a_read_only_store_of_an_older_schema_is_refused_not_migrated(history_spec):
+    from reports.history import MIGRATIONS
+    path = history_spec("old")
+    db = connect(path, True, 1000)
+    for statement in MIGRATIONS[1]:
+        db.query(statement.format(**db.types))
+    db.query("INSERT INTO meta VALUES ('schema_version', '1')")
+    db.close()
+    with pytest.raises(HistoryError, match="schema version 1 is older .* a read-only store is not migrated"):
+        open_store(path, readonly=True)
+    with open_store(path, create=False) as store:           # still version 1: a writable open migrates it now
+        assert store.version() == SCHEMA_VERSION
+
+
+def test_history_readonly_judges_a_run_against_the_store_without_adding_it(tmp_path, history_spec):
+    """--history STORE --against latest --history-readonly: the baseline is chosen from the store as with --against
+    alone, the store is not created or changed, and the run's end says it was not added."""
+    from fixtures.config import BmwgConfig, option_families
+    from fixtures.session import history_outcome
+    parser = argparse.ArgumentParser()
+    for family in option_families().values():
+        family.add_options(parser)
+
+    def options(*argv):
+        return BmwgConfig.from_options(parser.parse_args(list(argv)))
+    store = history_spec()
+    with pytest.raises(pytest.UsageError, match="--history: history .* no such store"):
+        options("--history", store, "--against", "latest", "--history-readonly")
+    if "://" not in store:
+        assert not (tmp_path / "h.db").exists()             # a read-only check creates nothing
+    with open_store(store) as history:
+        history.add(run_data(tmp_path), tag="r1")
+        before = history.counts()
+    with pytest.raises(pytest.UsageError, match="--history-readonly needs --history"):
+        options("--history-readonly")
+    with pytest.raises(pytest.UsageError, match="--history-readonly reads --history's store only to choose"):
+        options("--history", store, "--history-readonly")
+    with pytest.raises(pytest.UsageError, match="--history-tag names the run as it is added"):
+        options("--history", store, "--against", "latest", "--history-readonly", "--history-tag", "r2")
+    cfg = options("--history", store, "--against", "latest", "--history-readonly")
+    assert cfg.baseline_source.startswith("latest: run 1 (ryu 4.34")
+    assert cfg.baseline["benchmarks"][0]["benchmark"] == "test_control_session_capacity"
+    said = history_outcome(cfg.run, run_data(tmp_path, started="2026-11-24T00:00:00+00:00"), tmp_path / "r.json")
+    assert said.startswith("run not added to ") and "--history-readonly" in said
+    with open_store(store) as history:
+        assert history.counts() == before
+    plain = options("--history", store)
+    assert history_outcome(plain.run, run_data(tmp_path, started="2026-11-24T00:00:00+00:00"),
+                           tmp_path / "r.json").startswith("run 2 added")
