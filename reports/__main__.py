@@ -1,4 +1,6 @@
-"""``python -m reports render RESULTS.json [--out DIR]``: re-render every report without rerunning.
+"""The reports of bmwg-sdn runs, made again from results.json without rerunning, and the run history.
+
+``python -m reports render RESULTS.json [--out DIR]``: re-render every report without rerunning.
 
 ``python -m reports summary RESULTS.json`` prints the headline figures; its exit status is 0 when the run
 passed (reports/outcome.py), 1 when it did not, 2 when the file cannot be read.
@@ -20,7 +22,8 @@ a file cannot be read.
 
 ``python -m reports history check --history STORE [--junit FILE] [--acknowledgements FILE]`` finds the change points
 of every series in the store (reports/changes.py, reports/regressions.py): exit status 0 no unacknowledged
-regression, 1 a regression, 3 not enough data, 2 a store or file that cannot be read.  ``python -m reports history
+regression, 1 a regression, 3 not enough data (0 with ``--allow-not-enough-data``), 2 a store or file that cannot be
+read.  ``python -m reports history
 site DIR --history STORE`` writes DIR/index.html, the history's plots as one page that needs no network
 (reports/site.py).
 
@@ -242,7 +245,7 @@ def history_check(store, args) -> int:
         args.junit.parent.mkdir(parents=True, exist_ok=True)
         args.junit.write_text(render_junit(every, args.min_runs))
         print(f"written: {args.junit}")
-    return exit_status(every)
+    return exit_status(every, args.allow_not_enough_data)
 
 
 def history_site(store, args) -> int:
@@ -268,6 +271,10 @@ def _written(text: str, out: Optional[Path]) -> int:
         out.write_text(text)
         print(f"written: {out}")
     return 0
+
+
+HISTORY_HELP = ("the run history store: add runs already made, list what it holds, check every series for "
+                "regressions (change points), draw the site of its plots")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -298,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
                                              "variant) of kept runs, as Markdown")
     current.add_argument("results", type=Path, nargs="+")
     current.add_argument("--out", type=Path, default=None, help="write it here (default: print it)")
-    history = sub.add_parser("history", help="the run history store: add runs already made, list what it holds")
+    history = sub.add_parser("history", help=HISTORY_HELP, description=HISTORY_HELP)
     actions = history.add_subparsers(dest="action", required=True)
     add = actions.add_parser("add", help="append runs already made (a run already held is not added twice)")
     add.add_argument("results", type=Path, nargs="+")
@@ -307,6 +314,9 @@ def build_parser() -> argparse.ArgumentParser:
     checking = actions.add_parser("check", help="change points along every series; exit 0 no regression, 1 a "
                                                 "regression, 3 not enough data")
     checking.add_argument("--junit", type=Path, default=None, help="also write one testcase per series here")
+    checking.add_argument("--allow-not-enough-data", action="store_true",
+                          help="exit 0, not 3, while no series has the runs a change needs (a CI gate on a store "
+                               "that is still filling); the output and the JUnit file still say so")
     site = actions.add_parser("site", help="a static page that needs no network: one plot per series, change points "
                                            "marked, releases annotated, points linking to their run's report")
     site.add_argument("out", type=Path, help="the folder to write index.html to")

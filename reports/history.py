@@ -18,7 +18,8 @@ A run is written in one transaction, so a store never holds half a run; a second
 the harness's pid, its command and its controller: adding it again is a no-op, and adding a later copy of its file
 (a run that was still going when it was first added: it has finished since, or holds more trials) replaces it; an
 earlier copy changes nothing.  The schema carries its version (``meta``); an older store is migrated when opened,
-in one transaction, and a newer one is refused.
+in one transaction, and a newer one is refused.  Opened read-only (a run's ``--history-readonly``), a store is only
+read, through a connection that cannot write: it must exist at this schema version.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 changes set aside, one verdict for CI.
 
 Exit status: 0 no unacknowledged regression, 1 a regression, 3 not enough data (no series has the runs a change
-needs), 2 a store or an acknowledgements file that cannot be read.
+needs; 0 with ``--allow-not-enough-data``), 2 a store or an acknowledgements file that cannot be read.
 
 An **acknowledgements file** (YAML) names known changes, each with a reason::
 
@@ -144,11 +144,13 @@ def check(points: list, acks: list = (), min_runs: int = MIN_RUNS, alpha: float 
     return every
 
 
-def exit_status(every: list) -> int:
+def exit_status(every: list, allow_not_enough: bool = False) -> int:
+    """REGRESSED for an unacknowledged regression; NOT_ENOUGH when no series has the runs a change needs (OK when
+    ``allow_not_enough``: a CI gate on a store still filling); OK otherwise."""
     if any(s.regressions() for s in every):
         return REGRESSED
     if not any(s.changes and s.changes.enough_data for s in every):
-        return NOT_ENOUGH
+        return OK if allow_not_enough else NOT_ENOUGH
     return OK
 
 

@@ -2,10 +2,11 @@
 
 One plot per series (benchmark × controller kind, on one testbed and cell: reports/regressions.py): each run's
 median in the order the runs started, with the interval of its mean as a bar, every change point
-``history check`` finds as a vertical line (red a regression, green an improvement, grey acknowledged), the
-releases annotated (a run's tag, or its controller version where it changes), and each point a link to its
-run's report.html when the store knows where the run's results.json was read from.  Under each plot, the change
-points and the runs in a table.  Two selectors filter the series by testbed and by controller.
+``history check`` finds as a vertical line (red a regression, green an improvement, orange a change of unknown
+direction, grey acknowledged), the releases annotated (a run's tag, or its controller version where it changes),
+and each point a link to its run's report.html when the store knows where the run's results.json was read from.
+Under each plot, the change points and the runs in a table.  Two selectors filter the series by testbed and by
+controller.
 
 Everything is in DIR/index.html: plots inline as SVG, style and the filter script inline; it loads nothing.
 """

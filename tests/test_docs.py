@@ -621,3 +621,25 @@ def test_the_readmes_result_is_what_a_run_prints():
     line for line: the headline with its extras, the verdict, the findings and the sustained-capacity note."""
     block = re.search(r"```\n(.*?)```", readme_section("Reading a result"), re.S).group(1)
     assert block.splitlines() == terminal_lines(readme_example())
+
+
+# --------------------------------------------------------------------------- the history page
+
+def test_the_history_page_names_every_colour_of_the_site():
+    """The site's change-point colours (reports/site.py) are the ones docs/history.md lists, orange included."""
+    from reports.site import COLOURS
+    page = (ROOT / "docs" / "history.md").read_text().split("## The history site", 1)[1]
+    listed = re.search(r"dashed lines: (.*?)\. ", page.replace("\n", " ")).group(1)
+    for direction, colour in COLOURS.items():
+        name = colour.removeprefix("tab:")
+        assert re.search(rf"\b{name} for an? {direction if direction != 'change' else 'change of unknown'}",
+                         listed), f"history.md does not say {name} is a {direction}: {listed}"
+    assert "grey once acknowledged" in listed
+
+
+def test_every_run_the_history_page_gives_selects_benchmarks():
+    """A run without -k measures every benchmark of the suite (about 15 hours): each the history page gives names
+    what it runs."""
+    commands = offered_commands((ROOT / "docs" / "history.md").read_text())
+    runs = [c for c in commands if c.lstrip().startswith("pytest suites")]
+    assert runs and all(k_expressions(c) for c in runs), [c for c in runs if not k_expressions(c)]

@@ -3,6 +3,7 @@ known steps found once, at their run, in the right direction; unchanged series l
 the exit status and the JUnit file."""
 
 import random
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -206,3 +207,34 @@ def test_a_series_too_short_for_the_test_to_reach_alpha_has_not_enough_data():
     assert not change_points(step13).enough_data and change_points(step13).change_points == []
     step14 = [1.0] * 7 + [2.0] * 7
     assert [c.index for c in change_points(step14).change_points] == [7]
+
+
+def test_a_ci_gate_on_a_store_still_filling_can_pass_saying_so(tmp_path, capsys, history_spec):
+    """--allow-not-enough-data: exit 0, not 3, while no series has the runs a change needs; the text and the JUnit
+    file still say so. A regression still fails."""
+    path = store_of(history_spec("few"), [2.0, 2.1, 2.0])
+    junit = tmp_path / "junit.xml"
+    assert reports_main(["history", "check", "--history", str(path), "--junit", str(junit),
+                         "--allow-not-enough-data"]) == 0
+    assert "not enough data" in capsys.readouterr().out
+    (case,) = junit_cases(junit)
+    assert case.find("skipped") is not None
+    stepped = store_of(history_spec(), noisy(2.0, 12, 0.05, 21) + noisy(3.0, 12, 0.05, 22))
+    assert reports_main(["history", "check", "--history", str(stepped), "--allow-not-enough-data"]) == 1
+
+
+def test_the_help_of_python_m_reports_history_names_every_action():
+    """`python -m reports --help` and `python -m reports history --help` describe add, list, check and site, and
+    the program itself, not only its first command."""
+    import argparse
+
+    from reports.__main__ import build_parser
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    history = commands.choices["history"]
+    (actions,) = [a for a in history._actions if isinstance(a, argparse._SubParsersAction)]
+    listed = next(c for c in commands._choices_actions if c.dest == "history").help
+    for text in (listed, history.description):
+        assert all(re.search(rf"\b{word}\b", text) for word in actions.choices), text
+    assert set(actions.choices) == {"add", "list", "check", "site"}
+    assert not parser.description.startswith("``python -m reports render")
