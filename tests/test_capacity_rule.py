@@ -119,3 +119,23 @@ def test_findings_rank_the_failure_modes():
     out = cap.findings({"trials": trials + [{"ok": False, "value": None}]})
     assert out == {"failure_mode": cap.EXITED,
                    "failure_modes": "the process exited (2 trials), refuses new sessions (1 trial)"}
+
+
+def test_the_sustained_capacity_search_says_truly_why_it_has_no_fresh_controller(tmp_path):
+    """A fresh controller each step: an embedded one the suite restarts, or an external one it starts
+    (--start-command). The embedded OpenDaylight is kept across trials by its kind, not by a --no-restart that was
+    never given; an external controller the user runs lacks a restart."""
+    from fixtures.devices.external import ExternalController
+    from fixtures.devices.null import NullController
+    from fixtures.devices.odl import OdlController
+    assert cap.no_fresh_controller(NullController(tmp_path)) is None
+    assert cap.no_fresh_controller(ExternalController("127.0.0.1", 6653, start_command="ctl {host} {port}")) is None
+    assert cap.no_fresh_controller(NullController(tmp_path, restart_between_trials=False)) == \
+        "--no-restart keeps one controller"
+    assert cap.no_fresh_controller(ExternalController("127.0.0.1", 6653, start_command="ctl",
+                                                      restart_between_trials=False)) == \
+        "--no-restart keeps one controller"
+    odl = cap.no_fresh_controller(OdlController(tmp_path))
+    assert "--no-restart keeps" not in odl and odl.startswith("controller odl is kept across trials")
+    assert cap.no_fresh_controller(ExternalController("127.0.0.1", 6653)) == \
+        "controller external cannot be restarted by the suite"

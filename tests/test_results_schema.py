@@ -394,3 +394,16 @@ def test_the_datastore_extras_entries_validate_as_their_family_writes_them(tmp_p
         row = data["benchmarks"][0]["datastore"]
         assert row["nodes"] == 3 and (row.get("terms_mean", row.get("rpc", row.get("create"))) is None) != ok
         validate(data)
+
+
+def test_the_schema_page_names_every_star_extra_and_its_example_uses_no_deprecated_option():
+    from fixtures.benchmark import suite_benchmarks
+    from fixtures.config import option_families
+    rows = doc_rows()["benchmark"]
+    extras = {b.short for b in suite_benchmarks() if b.section == "★"}
+    listed = set(re.findall(r"`([a-z_]+)`", rows["rfc_section"]))
+    assert extras <= listed, f"results-schema.md's rfc_section row leaves out ★ extras: {sorted(extras - listed)}"
+    old = {alias for family in option_families().values() for _f, spec in family.option_fields()
+           for alias in spec.aliases}
+    example = DOC.read_text().split("## Example", 1)[1].split("\n## ", 1)[0]
+    assert old and not [a for a in old if re.search(rf"{a}(?![\w-])", example)]
