@@ -643,3 +643,19 @@ def test_every_run_the_history_page_gives_selects_benchmarks():
     commands = offered_commands((ROOT / "docs" / "history.md").read_text())
     runs = [c for c in commands if c.lstrip().startswith("pytest suites")]
     assert runs and all(k_expressions(c) for c in runs), [c for c in runs if not k_expressions(c)]
+
+
+def test_the_vendor_loop_gives_the_options_a_release_series_needs_and_says_what_each_gives():
+    """A certification run for the history: the controller's name and version, a tag, its northbound and its
+    start command, each with a line saying what a run without it loses; the CI check passes while the store
+    fills."""
+    section = (ROOT / "docs" / "certification.md").read_text().split("## A vendor's release loop", 1)[1]
+    commands = offered_commands(section)
+    (certify,) = [c for c in commands if "tox -e certify" in c]
+    bullets = re.findall(r"^- (.*?)(?=^- |^\S|\Z)", section, re.M | re.S)
+    for flag in ("--controller-name", "--controller-version", "--history-tag", "--northbound", "--start-command"):
+        assert flag in certify, f"the vendor loop's run does not give {flag}"
+        assert any(flag in b.split(":", 1)[0] and "Without" in b for b in bullets), \
+            f"certification.md does not say what a run without {flag} loses"
+    (check,) = [c for c in commands if "history check" in c]
+    assert "--allow-not-enough-data" in check
