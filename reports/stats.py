@@ -20,7 +20,6 @@ import math
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
-from scipy import stats as sps
 
 CI95_RESAMPLES = 9999
 CI95_SEED = 0
@@ -28,8 +27,23 @@ CI95_METHOD = f"bootstrap percentile, {CI95_RESAMPLES} resamples, seed {CI95_SEE
 SUMMARY_KEYS = ("n", "mean", "variance", "stdev", "median", "min", "max", "ci95_low", "ci95_high", "ci95_method")
 RFC_KEYS = ("n", "mean", "variance")
 
-# scipy >= 1.15 names the generator ``rng``; older releases ``random_state``.
-_SEED_ARG = "rng" if "rng" in inspect.signature(sps.bootstrap).parameters else "random_state"
+
+
+class _SciPyStats:
+    """``scipy.stats``, imported at its first use: it takes ~1.5 s, and a run stopped by a bad option, a shard
+    process or a report command that needs no test should not wait for it."""
+
+    def __getattr__(self, name):
+        from scipy import stats
+        return getattr(stats, name)
+
+
+sps = _SciPyStats()
+
+
+def _seed_arg() -> str:
+    """scipy >= 1.15 names the generator ``rng``; older releases ``random_state``."""
+    return "rng" if "rng" in inspect.signature(sps.bootstrap).parameters else "random_state"
 
 
 def ci95_of_mean(values: Sequence[float]) -> Optional[tuple[float, float]]:
@@ -40,7 +54,7 @@ def ci95_of_mean(values: Sequence[float]) -> Optional[tuple[float, float]]:
     if np.all(x == x[0]):
         return float(x[0]), float(x[0])
     res = sps.bootstrap((x,), np.mean, n_resamples=CI95_RESAMPLES, confidence_level=0.95, method="percentile",
-                        vectorized=True, **{_SEED_ARG: np.random.default_rng(CI95_SEED)})
+                        vectorized=True, **{_seed_arg(): np.random.default_rng(CI95_SEED)})
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return max(low, float(x.min())), min(high, float(x.max()))  # guard float noise at the range's ends
 

@@ -22,7 +22,8 @@ from dataclasses import asdict, dataclass
 from typing import Optional, Sequence
 
 import numpy as np
-from scipy import stats as sps
+
+from reports.stats import sps
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 MIN_N_FOR_T = 8
