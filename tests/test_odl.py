@@ -122,21 +122,38 @@ def test_every_configured_listener_is_on_loopback(tmp_path):
 
 
 def test_a_cached_assembly_of_the_same_pom_is_not_built_again(tmp_path, monkeypatch):
+    from fixtures.devices import odl_build
     monkeypatch.setenv("BMWG_ODL_CACHE", str(tmp_path / "cache"))
     pom = tmp_path / "pom.xml"
     pom.write_text("<project/>")
     (tmp_path / "cache" / "assembly" / "bin").mkdir(parents=True)
     (tmp_path / "cache" / "assembly" / "bin" / "karaf").write_text("")
-    assert not odl.built(pom)                                    # no stamp: built by someone else, or half
-    (tmp_path / "cache" / "assembly.stamp").write_text(odl.pom_digest(pom) + "\n")
-    assert odl.built(pom)
-    monkeypatch.setattr(odl, "maven", lambda: pytest.fail("Maven was run for a cached assembly"))
-    assert odl.build(tmp_path / "build.log", pom)["built"] is False
+    assert not odl_build.built(pom)                              # no stamp: built by someone else, or half
+    (tmp_path / "cache" / "assembly.stamp").write_text(odl_build.pom_digest(pom) + "\n")
+    assert odl_build.built(pom)
+    monkeypatch.setattr(odl_build, "maven", lambda: pytest.fail("Maven was run for a cached assembly"))
+    assert odl_build.build(tmp_path / "build.log", pom)["built"] is False
     pom.write_text("<project><!-- changed --></project>")       # another POM: built again
-    assert not odl.built(pom)
-    monkeypatch.setattr(odl, "maven", lambda: None)
-    with pytest.raises(odl.ControllerError, match="mvn is not on PATH"):
-        odl.build(tmp_path / "build.log", pom)
+    assert not odl_build.built(pom)
+    monkeypatch.setattr(odl_build, "maven", lambda: None)
+    with pytest.raises(odl_build.BuildError, match="mvn is not on PATH"):
+        odl_build.build(tmp_path / "build.log", pom)
+    monkeypatch.setattr(odl_build, "POM", pom)
+    with pytest.raises(odl.ControllerError, match="mvn is not on PATH"):      # the device says it as its own error
+        odl.build(tmp_path / "build.log")
+    assert odl_build.main([]) == 2                                # the command line: no Maven, nothing built
+
+
+def test_the_build_module_needs_only_the_standard_library():
+    """``.ci/run`` runs ``python3 -m fixtures.devices.odl_build`` before the project is installed."""
+    import ast
+    import sys
+
+    from fixtures.devices import odl_build
+    tree = ast.parse(open(odl_build.__file__).read())
+    names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
+    assert names - {"__future__"} <= set(sys.stdlib_module_names), names
 
 
 def test_what_it_lacks_is_said(tmp_path, monkeypatch):
