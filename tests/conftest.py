@@ -101,11 +101,25 @@ def postgresql_database(postgresql_server):
             admin.close()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.external)])
 def history_spec(request, tmp_path):
     """``history_spec(name)``: the spec of a new, empty history store: a SQLite file in the test's folder, or a
     database of its own on the real PostgreSQL server (:func:`postgresql_database`).  Tests that take it run
-    against both (the PostgreSQL ones are integration tests: they need the server)."""
+    against both (the PostgreSQL ones are in the external tier: they need the server)."""
     if request.param == "sqlite":
         return lambda name="h": str(tmp_path / f"{name}.db")
     return request.getfixturevalue("postgresql_database")
+
+
+# --------------------------------------------------------------------------- the tiers (tests/tiers.py)
+
+import tiers  # noqa: E402  (tests/ is on sys.path: the tests import their helpers so)
+
+
+def pytest_addoption(parser, pluginmanager):
+    tiers.addoption(parser)
+    pluginmanager.import_plugin("pytester")      # the plugin's own tests run pytest in-process
+
+
+def pytest_configure(config):
+    tiers.configure(config)

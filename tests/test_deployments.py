@@ -148,6 +148,7 @@ def test_the_cells_run_by_size_in_the_places_they_held_so_a_cluster_boots_once_p
                                        "discovery-5n", "ppt-5n", "plain"]
 
 
+@pytest.mark.component
 def test_the_option_gives_the_axis_benchmarks_one_cell_per_deployment_and_no_other():
     out = subprocess.run([sys.executable, "-m", "pytest", "suites", "--collect-only", "-q", "-p", "no:cacheprovider",
                           "--cluster-nodes", "1,3"], cwd=ROOT, capture_output=True, text=True, timeout=120).stdout

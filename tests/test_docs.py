@@ -400,7 +400,7 @@ def externally_managed_python(root: Path) -> Path:
     return shims
 
 
-@pytest.mark.integration
+@pytest.mark.external
 @pytest.mark.parametrize("index", range(2), ids=["tests", "bench"])
 def test_the_readmes_commands_install_tox_where_pip_is_externally_managed(tmp_path, index):
     """The README's first two commands, up to the tox they install, on a Python that refuses ``pip install`` outside

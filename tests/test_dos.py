@@ -74,6 +74,7 @@ def test_spec_problems_keep_attacks_on_loopback():
     assert atk.AttackSpec("nope", ("127.0.0.1", 1), 1.0, 1.0).problems()[0].startswith("attack 'nope'")
 
 
+@pytest.mark.component
 def test_a_sham_of_a_connect_attack_goes_to_a_closed_port():
     spec = atk.AttackSpec("half-open", ("127.0.0.1", 6653), 10.0, 1.0, sham=True).effective()
     assert spec.target[1] != 6653

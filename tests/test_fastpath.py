@@ -138,6 +138,7 @@ def test_packet_in_blocks_are_the_same_bytes_on_both_paths(monkeypatch, version,
     assert over("compiled", monkeypatch, take) == over("python", monkeypatch, take)
 
 
+@pytest.mark.component
 def test_the_path_that_runs_is_named_and_the_environment_can_choose_python(monkeypatch):
     import importlib
     import subprocess

@@ -302,6 +302,7 @@ def test_an_external_controller_is_named_versioned_and_sampled_as_the_user_says(
         BmwgConfig.from_options(parser.parse_args(["--controller", "external:h:1", "--controller-pid", "4194999"]))
 
 
+@pytest.mark.component
 def test_the_deployed_topology_leads_every_test_id():
     # The families parametrise their own cells in their own hooks; the topology must still come first in the ids
     # (a baseline matches entries by them, and -k selections name them): test_exception_handling's cells read

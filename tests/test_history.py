@@ -336,6 +336,7 @@ def test_a_url_password_is_masked_wherever_it_would_be_shown():
     assert masked_arg("--history=postgresql://u:p q@r@h/db") == "--history=postgresql://u:***@h/db"
 
 
+@pytest.mark.component
 @pytest.mark.parametrize("secret", ["p@ss", "ab/cd", "p q", "a:b", "x%40y"])
 def test_a_run_keeps_its_command_without_the_password_whatever_it_holds(monkeypatch, secret):
     import sys
@@ -378,7 +379,7 @@ def test_a_run_its_store_did_not_take_is_kept_as_the_run_it_was_when_added_later
         assert store.one("SELECT stdev FROM entries") == (None,)     # NaN is kept as nothing, in both databases
 
 
-@pytest.mark.integration
+@pytest.mark.external
 def test_a_postgresql_store_that_cannot_be_reached_or_entered_is_named(postgresql_server, postgresql_database,
                                                                        capsys):
     from urllib.parse import urlsplit
@@ -404,7 +405,7 @@ def test_a_postgresql_store_that_cannot_be_reached_or_entered_is_named(postgresq
         assert "other_app" in store.db.tables()
 
 
-@pytest.mark.integration
+@pytest.mark.external
 def test_the_history_option_names_a_postgresql_store_it_cannot_use_without_its_password(postgresql_server):
     from urllib.parse import urlsplit
 
@@ -439,7 +440,7 @@ def test_two_first_openers_at_once_make_the_schema_once(history_spec):
     assert errors == [] and versions == [SCHEMA_VERSION] * 3
 
 
-@pytest.mark.integration
+@pytest.mark.external
 def test_a_postgresql_store_over_tls_as_sslmode_asks(postgresql_server, postgresql_database):
     import os
     ca = os.environ.get("BMWG_POSTGRESQL_CA")
@@ -457,7 +458,7 @@ def test_a_postgresql_store_over_tls_as_sslmode_asks(postgresql_server, postgres
         open_store(url + "?sslmode=verify-full")            # its own certificate is no system CA's
 
 
-@pytest.mark.integration
+@pytest.mark.external
 def test_a_postgresql_writer_waits_out_a_long_lock_not_the_connect_timeout(tmp_path, postgresql_database,
                                                                           monkeypatch):
     import time

@@ -31,7 +31,7 @@ from fixtures.ports import free_port
 from fixtures.process import ChildProcess
 from reports.results import ResultStore, load_results
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.component
 
 FAST_RAMP = RampParams(ramp_group=10, ramp_delay=0.0, handshake_timeout=3.0, connect_timeout=3.0)
 FAST_HOLD = dict(hold_time=0.5, echo_interval=0.5, echo_timeout=2.0)
@@ -78,6 +78,7 @@ def test_openflow10_sessions(shard_pool, started, tmp_path):
     assert capacity(shard_pool, ctl.address, 20, openflow=codec.OFP10)["kept"] == 20
 
 
+@pytest.mark.system
 def test_embedded_ryu_ready_by_handshake_holds_sessions_and_leaves_nothing(shard_pool, tmp_path):
     ctl = RyuController(tmp_path / "logs", ready_timeout=60)
     ctl.start()
@@ -113,39 +114,35 @@ def test_unreachable_controller_fails_fast_and_still_writes_its_reports(tmp_path
     assert "ERROR" in (out / "report.md").read_text()
 
 
-def test_bad_options_are_named_in_one_short_message():
-    # Issue 12 §1.9: each bad option printed ~250 lines of repeated tracebacks before the clear line.
-    run = pytest_run("suites", "-k", "control_session_capacity", "--repetitions", "0")
-    assert run.returncode == 4
-    assert "--repetitions: must be a positive integer (got '0')" in run.stderr
-    assert "Traceback" not in run.stderr + run.stdout and len(run.stderr.splitlines()) < 8, run.stderr
-    run = pytest_run("suites", "--openflow", "2.0")
-    assert run.returncode == 4 and "--openflow: must be one of 1.0, 1.3 (got '2.0')" in run.stderr
-    run = pytest_run("suites", "--controller", "floodlight")
-    kinds = "expected one of ryu, null, ovs, faucet, osken, odl or external:HOST:PORT"
-    assert run.returncode == 4 and kinds in run.stderr
-    run = pytest_run("suites", "-k", "network_discovery_size", "--size-start", "9", "--size-max", "4")
-    assert run.returncode == 4 and "--size-max (4) must not be below --size-start (9)" in run.stderr
+def test_each_kind_of_bad_input_stops_the_run_in_one_short_message_before_anything_starts(tmp_path):
+    """The front door, once per place a problem is found: a value the parser refuses, a file the configuration
+    refuses, a -k that selects nothing, a report folder that holds a run or cannot be made.  Each is exit status 4
+    and one short message, no traceback, nothing started or written.  Every message itself is checked on the
+    configuration object (tests/test_option_errors.py) and the report folder's rule in tests/test_harness.py."""
+    def refused(*args, says, lines=8):
+        run = pytest_run("suites", *args)
+        text = run.stdout + run.stderr
+        assert run.returncode == 4 and says in text, text[-3000:]
+        assert "Traceback" not in text and len(run.stderr.splitlines()) < lines, run.stderr
+        return text
 
-
-def test_a_misspelt_benchmark_name_lists_the_names():
-    # Issue 12 §1.11: "13 deselected", exit 5.
-    run = pytest_run("suites", "-k", "control_sesion_capacity")
-    assert run.returncode == 4
-    text = run.stdout + run.stderr
-    assert "selects no benchmark" in text and "control_session_capacity" in text
-    assert "async_message_processing_rate" in text
-
-
-def test_malformed_profile_is_named_before_anything_starts(tmp_path):
+    out = tmp_path / "r"
+    refused("-k", "control_session_capacity", "--repetitions", "0", "--report-dir", out,
+            says="--repetitions: must be a positive integer (got '0')")
     bad = tmp_path / "p.yaml"
     bad.write_text("control_session_capacity: {min: [\n")
-    run = pytest_run("suites", "--bmwg-profile", bad)
-    assert run.returncode == 4 and f"profile {bad} is not valid YAML" in run.stderr
-    typo = tmp_path / "t.yaml"
-    typo.write_text("control_session_capasity: {min: 1}\n")
-    run = pytest_run("suites", "-k", "control_session_capacity", "--bmwg-profile", typo, "--collect-only")
-    assert run.returncode == 4 and "key 'control_session_capasity' is not a benchmark" in run.stdout + run.stderr
+    refused("--bmwg-profile", bad, "--report-dir", out, says=f"profile {bad} is not valid YAML")
+    text = refused("-k", "control_sesion_capacity", "--report-dir", out, says="selects no benchmark", lines=40)
+    assert "control_session_capacity" in text and "async_message_processing_rate" in text
+    assert not out.exists()                                   # nothing was written for any of them
+    out.mkdir()
+    (out / "results.json").write_text('{"kept": true}')
+    refused("-k", "control_session_capacity", *NULL_RUN, "--report-dir", out, says="already holds a results.json")
+    assert (out / "results.json").read_text() == '{"kept": true}'
+    blocker = tmp_path / "file"
+    blocker.write_text("x")   # as root no mode stops a write: a path whose parent is a file cannot be created
+    refused("-k", "control_session_capacity", *NULL_RUN, "--report-dir", blocker / "sub",
+            says="cannot create --report-dir")
 
 
 def test_the_old_profile_option_still_works_with_a_deprecation_note(tmp_path):
@@ -402,28 +399,6 @@ def test_suite_end_to_end_with_profile_then_baseline(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:]
     verdict = load_results(second / "results.json")["benchmarks"][0]["verdict"]
     assert verdict["result"] == "PASS" and verdict["test"] == "none (identical constant samples)"
-
-
-def test_a_report_dir_holding_results_needs_overwrite(tmp_path):
-    # Issue 12 §1.8: a second run into the same folder overwrote the first silently.
-    out = tmp_path / "r"
-    args = ("suites", "-k", "control_session_capacity", *NULL_RUN, "--repetitions", "1", "--report-dir", out)
-    assert pytest_run(*args).returncode == 0
-    first = load_results(out / "results.json")["run"]["started"]
-    again = pytest_run(*args)
-    assert again.returncode == 4 and "already holds a results.json" in again.stderr and "--overwrite" in again.stderr
-    assert load_results(out / "results.json")["run"]["started"] == first
-    assert pytest_run(*args, "--overwrite").returncode == 0
-
-
-def test_an_unusable_report_dir_is_named_before_anything_starts(tmp_path):
-    # Issue 12 §1.10: a read-only folder gave a 79-line traceback.  (As root no mode stops a write: a path whose
-    # parent is a file cannot be created by anyone.)
-    blocker = tmp_path / "file"
-    blocker.write_text("x")
-    run = pytest_run("suites", "-k", "control_session_capacity", *NULL_RUN, "--report-dir", blocker / "sub")
-    assert run.returncode == 4 and "cannot create --report-dir" in run.stderr
-    assert "Traceback" not in run.stderr + run.stdout
 
 
 def test_a_garbled_controller_is_named_with_its_bytes(tmp_path):

@@ -24,7 +24,7 @@ from fixtures.families.async_msgs import (
 )
 from reports.results import load_results
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.component
 
 QUICK = dict(macs=50, duration=0.5, response_timeout=0.5, settle=0.2)
 OVS = pytest.mark.skipif(shutil.which("ovs-testcontroller") is None, reason="ovs-testcontroller is not installed "
@@ -113,6 +113,7 @@ def test_a_shard_answers_a_command_it_does_not_know_with_an_error(shard_pool):
     assert shard_pool.call_one(0, c.Hello(), 20).pid > 0     # and it still answers
 
 
+@pytest.mark.system
 @OVS
 def test_ovs_testcontroller_installs_flows_for_learned_destinations(emulator, started, tmp_path):
     ctl = started(OvsTestController(tmp_path, openflow=codec.OFP10))
@@ -123,6 +124,7 @@ def test_ovs_testcontroller_installs_flows_for_learned_destinations(emulator, st
     assert f["flow_mod"] > 1000 and f["apr"] > 0
 
 
+@pytest.mark.system
 def test_embedded_ryu_answers_packet_in(emulator, started, tmp_path):
     ctl = started(RyuController(tmp_path, openflow=codec.OFP13, ready_timeout=60))
     em = emulator(switches=2)
@@ -132,6 +134,7 @@ def test_embedded_ryu_answers_packet_in(emulator, started, tmp_path):
     assert f["nrx"] > 10 and f["apt_ms"] > 0
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("openflow", [codec.OFP13, codec.OFP10])
 def test_embedded_osken_with_the_suites_learning_switch_installs_flows(emulator, started, tmp_path, openflow):
     """os-ken ships no app: the suite's learning switch answers a PACKET_IN whose destination it has learned with a
@@ -207,14 +210,6 @@ def test_suite_skips_with_the_reason_when_packet_in_is_not_answered(tmp_path):
     assert junit.count("<skipped") == 3 and "test_async_message_processing_rate_loss_free" in junit
 
 
-@pytest.mark.parametrize("option,value,says", [
-    ("--switches", "4,x", "a positive number or a comma list of them"), ("--frame-size", "20", "64..9000 bytes"),
-    ("--async-mode", "max", "must be one of serial, per-switch"), ("--rate-step", "2", "a fraction between 0 and 1")])
-def test_bad_async_options_are_named(option, value, says):
-    r = pytest_run("suites", "-k", "async_message", option, value)
-    assert r.returncode == 4 and option in r.stderr and says in r.stderr, r.stderr[-2000:]
-
-
 @pytest.mark.parametrize("openflow", [codec.OFP10, codec.OFP13])
 def test_a_controller_with_a_known_2ms_delay_reads_2ms(emulator, started, tmp_path, openflow):
     # Issue 12 §0.1: with the emulator spinning, a 2 ms controller read 4.7-6.3 ms (1.3) and 3.8-4.0 ms (1.0).
@@ -253,6 +248,7 @@ def test_the_calibrated_search_finds_a_known_cap_without_a_trial_at_the_top_rate
     assert {r.figures["td_s"] for r in rows if r.decides} == {1.0} and s["maximum"].decides
 
 
+@pytest.mark.system
 def test_every_switch_has_learned_its_destination_before_trial_1_against_ryu_13(emulator, started, tmp_path):
     # Issue 12 §0.6: the announcements raced Ryu's handshake under OpenFlow 1.3 and were dropped, so Ryu flooded
     # instead of installing flows and trials alternated between 0.19 and 0.3 ms.  Now each announcement is
@@ -292,6 +288,7 @@ def test_garbage_from_the_controller_fails_the_trial_with_the_bytes_and_the_run_
     check_results_files(out)
 
 
+@pytest.mark.system
 @OVS
 def test_a_relative_report_dir_works_with_ovs(tmp_path):
     # Issue 12 §0.7: with --controller ovs, a relative --report-dir failed at start.

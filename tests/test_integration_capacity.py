@@ -19,7 +19,7 @@ from reports.junit import render_junit
 from reports.results import ResultStore, load_results
 from reports.rfc_report import render_markdown
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.component
 
 N = 60
 RAMP = RampParams(ramp_group=10, ramp_delay=0.0, handshake_timeout=2.0, connect_timeout=2.0)

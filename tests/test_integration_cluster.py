@@ -11,7 +11,7 @@ from fixtures.fabric import TopologyEmulator
 from fixtures.families.failover import FailoverParams, failover_choice, failover_trial
 from fixtures.families.paths import PathParams
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.system
 
 
 def alive(pid: int) -> bool:

@@ -15,7 +15,7 @@ from fixtures.dataplane import choose_path
 from fixtures.devices.ryu import OsKenController, RyuController
 from fixtures.fabric import TopologyEmulator
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.system
 
 
 def started_ryu(tmp_path, role=None, cls=RyuController):

@@ -21,7 +21,7 @@ from fixtures.fabric import TopologyEmulator
 from fixtures.families.topology import DiscoveryParams, change_trial, discovery_trial
 from reports.results import load_results
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.system
 
 
 @pytest.fixture
@@ -110,6 +110,7 @@ def test_topology_suites_end_to_end_on_ryu(tmp_path):
     check_results_files(out)
 
 
+@pytest.mark.component
 def test_topology_suites_skip_a_controller_without_a_northbound(tmp_path):
     # Issue 15 §2, issue 12 §1.3: a benchmark skipped before it starts still appears everywhere, as skipped.
     out = tmp_path / "r"
@@ -122,16 +123,7 @@ def test_topology_suites_skip_a_controller_without_a_northbound(tmp_path):
     assert "<skipped" in (out / "junit.xml").read_text() and "SKIPPED" in (out / "report.md").read_text()
 
 
-@pytest.mark.parametrize("args,says", [
-    (("--topology", "ring:2"), "ring: n must be a whole number ≥ 3"), (("--topology", "star:5"), "unknown kind 'star'"),
-    (("--northbound", "floodlight=http://x"), "kind must be one of ryu, onos, odl"),
-    (("--discovery-mode", "sometimes"), "--discovery-mode: must be one of poll, wait"),
-    (("--size-family", "tree"), "--size-family: must be one of")])
-def test_bad_topology_options_are_named(args, says):
-    r = pytest_run("suites", "-k", "network_topology", *args, timeout=120)
-    assert r.returncode == 4 and says in r.stderr, r.stderr[-2000:]
-
-
+@pytest.mark.component
 def test_selfbench_topology_relays_every_link_against_the_lldp_prober(tmp_path):
     out = tmp_path / "topo.json"
     r = subprocess.run([sys.executable, "-m", "fixtures.selfbench", "topology", "--topology", "leaf-spine:2x3",

@@ -17,7 +17,7 @@ from fixtures.ports import free_port
 from fixtures.process import ChildProcess, wait_until
 from reports.results import load_results
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.component
 
 HELPER = PROJECT_ROOT / "tests" / "crashing_controller.py"
 NULLCTL = f"{sys.executable} -m emulator.nullctl --host {{host}} --port {{port}}"
@@ -148,6 +148,7 @@ def test_without_a_stop_command_the_group_is_terminated_and_a_user_controller_is
     ("ryu", [sys.executable, "-m", "fixtures.ryu_launcher"], "ryu.app.simple_switch_13"),
     ("osken", [os.path.join(os.path.dirname(sys.executable), "osken-manager")],
      "fixtures.osken_apps.learning_switch")])
+@pytest.mark.system
 def test_the_documented_python_start_command_runs_the_manager_and_samples_it(tmp_path, name, manager, app):
     # docs/benchmarks/common.md#external-controllers: Ryu's or os-ken's manager started by --start-command
     pytest.importorskip("ryu" if name == "ryu" else "os_ken")

@@ -15,7 +15,7 @@ from emulator.params import FabricParams, RampParams
 from fixtures.devices.faucet import FaucetController, FaucetPair, faucet_missing
 from fixtures.fabric import TopologyEmulator
 
-pytestmark = [pytest.mark.integration,
+pytestmark = [pytest.mark.system,
               pytest.mark.skipif(faucet_missing() is not None, reason=f"{faucet_missing()}")]
 
 RATE = 200.0            # frames/s: small, the machine is shared

@@ -21,7 +21,7 @@ from fixtures.ports import free_port
 from reports.history import open_store
 from reports.stores import masked
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.component
 
 
 def check(*args):

@@ -13,7 +13,7 @@ from helpers import pytest_run
 from emulator import nbload as nl
 from fixtures.families import nbload as fam
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.component
 
 
 def test_a_model_northbound_capped_at_r_gives_a_scaling_point_of_1_25_r():
@@ -57,6 +57,7 @@ def test_no_northbound_listening_is_one_clear_error():
     assert not any(a.answered) and a.errors and "cannot connect to 127.0.0.1" in a.errors[0]
 
 
+@pytest.mark.system
 def test_the_scaling_point_of_the_embedded_ryu_through_the_suite(tmp_path):
     out = tmp_path / "r"
     r = pytest_run("suites", "-k", "scaling and not ovn", "--repetitions", "1", "--nb-td", "0.5", "--nb-rest", "0.2",

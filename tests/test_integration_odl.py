@@ -20,7 +20,7 @@ from fixtures.devices.odl import missing
 from reports.results import load_results
 
 WHY = missing()
-pytestmark = [pytest.mark.integration,
+pytestmark = [pytest.mark.external,
               pytest.mark.skipif(WHY is not None and not os.environ.get("BMWG_REQUIRE_ODL"), reason=str(WHY))]
 
 BUILD_AND_RUN_S = 2400      # a first run builds the distribution (about 5 minutes from an empty Maven cache)

@@ -23,7 +23,7 @@ from fixtures.families.datastore import RPC_FABRIC, DatastoreParams, crud_trial,
 from reports.results import load_results
 
 WHY = missing()
-pytestmark = [pytest.mark.integration,
+pytestmark = [pytest.mark.external,
               pytest.mark.skipif(WHY is not None and not os.environ.get("BMWG_REQUIRE_ODL"), reason=str(WHY))]
 
 

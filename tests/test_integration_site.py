@@ -18,7 +18,7 @@ from test_regressions import run_of
 from reports.__main__ import main as reports_main
 from reports.history import open_store
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.external
 
 PROBE = ("<script>window.addEventListener('load', function () { var p = document.createElement('pre'); "
          "p.id = 'bmwg-resources'; p.textContent = JSON.stringify(performance.getEntriesByType('resource')"

@@ -17,7 +17,7 @@ from fixtures.families.async_msgs import AsyncEmulator, trial_figures
 from fixtures.families.capacity import CapacityEmulator
 from reports.results import load_results
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.external
 
 
 @pytest.fixture

@@ -1,6 +1,8 @@
 """python -m reports matrix, the report's summary table, and small run-record pieces (argument files, controller
 notes, selfbench logs), from hand-made data (no run)."""
 
+import pytest
+
 from reports.__main__ import main
 from reports.matrix import build, columns, render
 from reports.rfc_report import render_summary_table
@@ -110,6 +112,7 @@ def test_the_run_record_expands_an_argument_file_and_keeps_other_arguments(tmp_p
         ["-k", "x", "--repetitions=2", "--switches=4", "@missing-file", "--overwrite"]
 
 
+@pytest.mark.system
 def test_ovs_testcontroller_says_its_sixteen_switch_limit_where_it_shapes_the_figure(tmp_path):
     from fixtures.devices.base import Can
     from fixtures.devices.ovs import OvsTestController

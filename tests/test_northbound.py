@@ -113,6 +113,7 @@ def server():
     srv.server_close()
 
 
+@pytest.mark.component
 def test_onos_over_http_sends_basic_auth(server):
     doc = load("onos-linear3.json")
     Recorded.routes = {"/onos/v1/devices": doc["devices"], "/onos/v1/links": doc["links"],
@@ -122,12 +123,14 @@ def test_onos_over_http_sends_basic_auth(server):
     assert Recorded.seen_auth[0] == "Basic " + base64.b64encode(b"onos:rocks").decode()
 
 
+@pytest.mark.component
 def test_opendaylight_falls_back_to_the_draft_restconf_path(server):
     Recorded.routes = {"/restconf/operational/network-topology:network-topology/topology/flow:1":
                        load("odl-linear3-draft.json")}
     assert nb.make("odl", server).topology() == LINEAR3
 
 
+@pytest.mark.component
 def test_http_errors_and_non_json_are_named(server):
     adapter = nb.make("ryu", server)
     with pytest.raises(nb.NorthboundError, match=r"GET /v1.0/topology/switches answered HTTP 404"):
@@ -141,11 +144,13 @@ def test_http_errors_and_non_json_are_named(server):
         adapter.topology()
 
 
+@pytest.mark.component
 def test_a_northbound_that_is_not_listening_is_named():
     with pytest.raises(nb.NorthboundError, match="ryu northbound at http://127.0.0.1:9.*failed"):
         nb.make("ryu", "http://127.0.0.1:9", timeout=2).topology()
 
 
+@pytest.mark.component
 def test_a_failed_connection_is_forgotten_not_kept_for_close():
     from fixtures.http import HttpClient, Unreachable
     client = HttpClient("http://127.0.0.1:9", timeout=2)

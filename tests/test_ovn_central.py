@@ -70,7 +70,7 @@ def no_central_left() -> None:
     assert not left, f"central processes outlived the run: {left}"
 
 
-@pytest.mark.integration
+@pytest.mark.system
 def test_the_suite_provisions_on_a_real_ovn_central_and_leaves_no_process(tmp_path):
     """End to end, as a user types it: two concurrencies, two runs each on a fresh central, Rally's table in the
     report, every central process ended."""
@@ -146,7 +146,7 @@ def test_a_central_has_one_to_seven_members():
         OvnCentral("/tmp/x", members=8)
 
 
-@pytest.mark.integration
+@pytest.mark.system
 def test_the_scaling_point_of_a_standalone_and_a_clustered_ovn_central_through_the_suite(tmp_path):
     """The northbound scaling point against OVN at 1 and 3 members, as a user types it: both cells, the deployment
     table with the overhead, every central process ended."""

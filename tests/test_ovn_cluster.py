@@ -404,7 +404,7 @@ def test_a_threshold_bound_is_min_or_max(tmp_path):
 
 # --------------------------------------------------------------------------- integration: a real cluster
 
-@pytest.mark.integration
+@pytest.mark.system
 def test_a_real_cluster_elects_a_new_leader_after_its_leader_is_killed(tmp_path):
     psutil = pytest.importorskip("psutil")
     from fixtures.families.reelection import reelection_trial

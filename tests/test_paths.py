@@ -175,6 +175,7 @@ def test_learned_entries_name_a_unicast_address():
     assert not learned(["01:80:c2:00:00:0e"], []) and not learned(["ff:ff:ff:ff:ff:ff", None], [None])
 
 
+@pytest.mark.component
 def test_flow_adapter_errors_name_the_adapter_and_the_call():
     from fixtures.devices.northbound import NorthboundError
     from fixtures.ports import free_port

@@ -139,7 +139,7 @@ def test_a_child_runs_with_the_project_on_its_path_and_its_own_variables(monkeyp
     assert env["PYTHONUNBUFFERED"] == "1"
 
 
-@pytest.mark.integration
+@pytest.mark.component
 def test_a_real_child_is_ready_by_its_probe_ended_by_its_group_and_reaped(tmp_path):
     """A child that forks a grandchild into its group, then says it is ready; ``end`` leaves neither."""
     psutil = pytest.importorskip("psutil")

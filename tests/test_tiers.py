@@ -1,0 +1,150 @@
+"""The tiers of the project's tests (tests/tiers.py): a unit test that opens a socket, starts a process or sleeps
+fails; every test has one tier; a tier over its budget fails the session where it runs, naming its slowest tests."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import tiers
+
+
+@pytest.mark.parametrize("what,act", [
+    ("opened a socket", lambda: socket.socket()),
+    ("opened a socket", lambda: socket.socketpair()),
+    ("opened a socket", lambda: socket.create_connection(("127.0.0.1", 9))),
+    ("started a subprocess", lambda: subprocess.run([sys.executable, "-c", "pass"])),
+    ("forked", lambda: os.fork()),
+    ("slept", lambda: time.sleep(0.001)),
+])
+def test_a_unit_test_that_opens_a_socket_starts_a_process_or_sleeps_fails(what, act):
+    # This is a unit test: the guard is on, and even `except Exception` would not swallow its failure.
+    with pytest.raises(pytest.fail.Exception, match=f"a unit test {what}: .* mark it component, system or external"):
+        try:
+            act()
+        except Exception:       # noqa: BLE001 - code under test catching broadly must not hide it
+            pass
+
+
+def test_the_guard_puts_everything_back():
+    before = (socket.socket.__init__, subprocess.Popen.__init__, os.fork, time.sleep)
+    with tiers.Guard():
+        pass
+    assert (socket.socket.__init__, subprocess.Popen.__init__, os.fork, time.sleep) == before
+
+
+def test_budgets_are_parsed_and_a_bad_one_is_named():
+    assert tiers.parse_budget("component=90") == ("component", 90.0)
+    for bad, says in [("unit", "expected TIER=SECONDS"), ("fast=1", "TIER one of unit, component, system, external"),
+                      ("unit=0", "positive number"), ("unit=x", "positive number")]:
+        with pytest.raises(ValueError, match=says):
+            tiers.parse_budget(bad)
+
+
+def test_a_tier_alone_is_timed_by_the_wall_clock_several_by_their_tests():
+    clock = tiers.Clock(100.0)
+    clock.add("a", "unit", 1.0)
+    clock.add("a", "unit", 0.5)                   # setup, call and teardown add up
+    clock.add("b", "unit", 2.0)
+    clock.ended = 110.0
+    assert clock.spent("unit") == 10.0            # collection and the rest of the session included
+    clock.add("c", "component", 30.0)
+    assert clock.spent("unit") == 3.5 and clock.spent("component") == 30.0
+    assert tiers.verdicts(clock, {"unit": 3.0, "component": 60.0}) == [("unit", 3.5, 3.0, True),
+                                                                      ("component", 30.0, 60.0, False)]
+    lines = tiers.summary_lines(clock, {"unit": 3.0, "component": 60.0})
+    assert lines[0] == "tier unit: 3.5 s of its 3 s budget, 2 tests — OVER BUDGET"
+    assert lines[2].split() == ["2.00", "s", "b"] and lines[3].split() == ["1.50", "s", "a"]
+    assert lines[4] == "tier component: 30.0 s of its 60 s budget, 1 tests"
+
+
+CONFTEST = """
+import tiers
+
+def pytest_addoption(parser):
+    tiers.addoption(parser)
+
+def pytest_configure(config):
+    tiers.configure(config)
+"""
+
+TESTS = """
+import pytest
+
+def test_plain():
+    pass
+
+@pytest.mark.component
+def test_part():
+    pass
+
+@pytest.mark.component
+@pytest.mark.system
+def test_twice():
+    pass
+"""
+
+
+def test_a_session_over_its_tiers_budget_fails_naming_its_slowest_tests(pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_a=TESTS.replace("@pytest.mark.component\n@pytest.mark.system\ndef test_twice", "def x"))
+    ok = pytester.runpytest_inprocess("-m", "unit")
+    assert ok.ret == 0
+    ok.stdout.fnmatch_lines(["*tier budgets*", "tier unit: * s of its 60 s budget, 1 tests"])
+    over = pytester.runpytest_inprocess("--tier-budget", "component=0.000001")
+    assert over.ret == 1
+    over.stdout.fnmatch_lines(["tier unit: * s of its 60 s budget, 1 tests",
+                               "tier component: * s of its 1e-06 s budget, 1 tests — OVER BUDGET",
+                               "*its slowest tests*", "*test_a.py::test_part"])
+    bad = pytester.runpytest_inprocess("--tier-budget", "unit")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+
+
+MODULE_AND_PARAMETER = """
+import pytest
+
+pytestmark = pytest.mark.system
+
+@pytest.mark.component
+@pytest.mark.parametrize("store", ["file", pytest.param("server", marks=pytest.mark.external)])
+def test_store(store):
+    pass
+
+def test_other():
+    pass
+"""
+
+
+def test_a_parameters_tier_outranks_its_tests_a_tests_its_modules_and_tier_selects_by_it(pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_c=MODULE_AND_PARAMETER)
+    component = pytester.runpytest_inprocess("--tier", "component", "-v")
+    component.assert_outcomes(passed=1, deselected=2)
+    component.stdout.fnmatch_lines(["*test_store?file? PASSED*"])
+    system = pytester.runpytest_inprocess("--tier", "system", "-v")
+    system.assert_outcomes(passed=1, deselected=2)
+    system.stdout.fnmatch_lines(["*test_other PASSED*"])
+    external = pytester.runpytest_inprocess("--tier", "external", "-v")
+    external.assert_outcomes(passed=1, deselected=2)
+    external.stdout.fnmatch_lines(["*test_store?server? PASSED*", "tier external: * s of its 900 s budget, 1 tests"])
+    both = pytester.runpytest_inprocess("--tier", "system,external")
+    both.assert_outcomes(passed=2, deselected=1)
+    wrong = pytester.runpytest_inprocess("--tier", "slow")
+    assert wrong.ret == pytest.ExitCode.USAGE_ERROR
+    wrong.stderr.fnmatch_lines(["*--tier slow: expected one of unit, component, system, external*"])
+
+
+def test_a_test_in_two_tiers_is_an_error(pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_b=TESTS)
+    run = pytester.runpytest_inprocess()
+    assert run.ret == pytest.ExitCode.USAGE_ERROR
+    run.stderr.fnmatch_lines(["*more than one tier*test_b.py::test_twice (component, system)*"])
+
+
+def test_the_modules_table_gives_the_budgets_the_code_checks():
+    import re
+    table = dict(re.findall(r"^(unit|component|system|external) .*?(\d+) s$", tiers.__doc__, re.M))
+    assert {t: float(s) for t, s in table.items()} == tiers.BUDGETS_S
