@@ -112,7 +112,7 @@ def test_the_stop_command_stops_it_and_the_group_is_ended_either_way(tmp_path):
     port = free_port()
     pidfile = tmp_path / "pid"
     # a launcher script that starts the controller in the background and waits, as bin/karaf or a JVM wrapper does
-    start = f"{NULLCTL} & echo $! > {pidfile}; wait"
+    start = launcher(pidfile)
     stop = f"kill -TERM $(cat {pidfile})"
     ctl = ExternalController("127.0.0.1", port, start_command=start, stop_command=stop, log_dir=tmp_path,
                              ready_timeout=30)
@@ -167,12 +167,19 @@ def test_the_documented_python_start_command_runs_the_manager_and_samples_it(tmp
     assert not group_members(leader) and (tmp_path / f"{name}.log").read_text().count("start #") == 2
 
 
+def launcher(pidfile) -> str:
+    """A start command that starts the null controller in the background and waits, writing the controller's pid to
+    ``pidfile`` whole: written aside and renamed, so that a reader never finds it empty while a restart's launcher
+    writes it (``echo $! > FILE`` truncates FILE first, and a test read it in that instant)."""
+    return f"{NULLCTL} & echo $! > {pidfile}.new && mv {pidfile}.new {pidfile}; wait"
+
+
 def start_run(out, port, pidfile, *extra):
     """A capacity run whose --start-command is a launcher that starts the null controller in the background and
     waits (as a script starting a JVM does), writing the controller's pid to ``pidfile``."""
     import subprocess
     return subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *CAPACITY, "--controller",
-                             f"external:127.0.0.1:{port}", "--start-command", f"{NULLCTL} & echo $! > {pidfile}; wait",
+                             f"external:127.0.0.1:{port}", "--start-command", launcher(pidfile),
                              "--repetitions", "50", "--report-dir", str(out), *extra], cwd=PROJECT_ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
