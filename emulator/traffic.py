@@ -488,6 +488,13 @@ class Traffic:
                 self._send_serial()
         else:
             self._send_one(sw, count)
+            if self.limit is not None and self._limit_answered():
+                self._stop_sending()      # a preflight ends once every switch's requests are answered
+
+    def _limit_answered(self) -> bool:
+        """With a request limit (the preflight's): every live switch has sent its limit and has none open."""
+        live = self._live()
+        return bool(live) and all(sw.ntx >= self.limit and sw.open == 0 for sw in live)
 
     # ------------------------------------------------------------------ open loop
     def _tick(self) -> None:

@@ -28,6 +28,11 @@ def test_a_unit_test_that_opens_a_socket_starts_a_process_or_sleeps_fails(what, 
             pass
 
 
+def test_a_netlink_socket_is_no_network_and_passes():
+    sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW)       # how scapy lists interfaces on its import
+    sock.close()
+
+
 def test_the_guard_puts_everything_back():
     before = (socket.socket.__init__, subprocess.Popen.__init__, os.fork, time.sleep)
     with tiers.Guard():

@@ -411,3 +411,41 @@ def test_a_window_keeps_that_many_requests_outstanding_per_switch_and_refills_af
     assert len(net.requests(a)) == 3 and len(net.requests(b)) == 3  # ... a whole window again
     with pytest.raises(ValueError, match="window must be at least 1"):
         TrafficParams(mode="per-switch", window=0)
+
+
+def test_a_limited_per_switch_run_ends_once_every_switch_is_answered_not_at_td():
+    # The preflight (one request per switch, Td = twice the response timeout) waited out its whole Td: ~2 s of
+    # every §5.1.2 and §5.1.3 repetition.  It ends when the last switch's request is answered; one unanswered
+    # request still keeps it to Td and then the drain.
+    net = Net(n=2)
+    t = Traffic(net.switches, TrafficParams(mode="per-switch", duration=2.0, response_timeout=1.0, busy_poll=False),
+                net.clock, now_ns=lambda: int(round(net.clock.seconds() * 1e9)), trial=1, limit=1)
+    results = []
+    t.start_at(0).addCallback(results.append)
+    net.advance(0)
+    a, b = net.switches
+    (pa,), (pb,) = net.requests(a), net.requests(b)
+    net.advance(0.002)
+    a.dataReceived(packet_out_for(OFP13, pa))
+    assert not results and t.sending                                # b's request is still open
+    net.advance(0.003)
+    b.dataReceived(packet_out_for(OFP13, pb))
+    (r,) = results                                                  # at 5 ms, not at 2 s
+    assert (r.ntx, r.nrx, r.late) == (2, 2, 0) and net.clock.seconds() == pytest.approx(0.005)
+    assert net.requests(a) == [] and net.requests(b) == []          # nothing sent past the limit
+
+    net = Net(n=2)
+    t = Traffic(net.switches, TrafficParams(mode="per-switch", duration=2.0, response_timeout=1.0, busy_poll=False),
+                net.clock, now_ns=lambda: int(round(net.clock.seconds() * 1e9)), trial=2, limit=1)
+    results = []
+    t.start_at(0).addCallback(results.append)
+    net.advance(0)
+    a, b = net.switches
+    a.dataReceived(packet_out_for(OFP13, net.requests(a)[0]))
+    net.advance(1.9)
+    assert not results                                              # b never answers: Td runs out ...
+    net.advance(0.2)
+    net.advance(1.0)                                                # ... then the drain
+    (r,) = results
+    assert (r.ntx, r.nrx) == (2, 1)
+

@@ -96,7 +96,8 @@ def parse_budget(text: str) -> tuple:
 
 class Guard:
     """While a unit test's setup, call or teardown runs, opening a socket, starting a process or sleeping fails
-    it (``pytest.fail``, which ``except Exception`` does not swallow), naming what it did and where it belongs."""
+    it (``pytest.fail``, which ``except Exception`` does not swallow), naming what it did and where it belongs.
+    A netlink socket (this kernel's interface list, which scapy reads when it is first imported) is let through."""
 
     def __init__(self):
         self.saved = []
@@ -110,8 +111,18 @@ class Guard:
         return refused
 
     def __enter__(self):
-        targets = [(socket.socket, "__init__", "opened a socket"),
-                   (subprocess.Popen, "__init__", "started a subprocess"),
+        original = socket.socket.__init__
+        refused = self.refuse("opened a socket")
+
+        def open_socket(sock, family=-1, *args, **kwargs):
+            # a netlink socket asks this kernel about its interfaces (scapy does on import): no peer, no traffic
+            if family == getattr(socket, "AF_NETLINK", None):
+                return original(sock, family, *args, **kwargs)
+            return refused()
+
+        self.saved.append((socket.socket, "__init__", original))
+        socket.socket.__init__ = open_socket
+        targets = [(subprocess.Popen, "__init__", "started a subprocess"),
                    (os, "fork", "forked"), (os, "posix_spawn", "spawned a process"),
                    (os, "system", "ran a shell command"), (time, "sleep", "slept")]
         for owner, name, what in targets:
