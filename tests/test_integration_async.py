@@ -150,9 +150,11 @@ def test_embedded_osken_with_the_suites_learning_switch_installs_flows(emulator,
 
 def test_rate_and_time_suites_end_to_end_on_the_null_controller(tmp_path):
     out = tmp_path / "r"
-    r = pytest_run("suites", "-k", "async_message", "--controller", "null", "--repetitions", "3",
-                   "--trial-duration", "0.5", "--switches", "1,2", "--macs", "20", "--settle", "0.1",
-                   "--rest", "0.2", "--rate-step", "0.2", "--rate-resolution", "0.05", "--max-confirm", "2",
+    # Short and coarse (a 0.3 s Td, steps of 50 %, a resolution of 20 %): the null controller answers millions a
+    # second, so each search climbs to the emulator's own ceiling; what is checked here is the whole run's shape.
+    r = pytest_run("suites", "-k", "async_message", "--controller", "null", "--repetitions", "2",
+                   "--trial-duration", "0.3", "--switches", "1,2", "--macs", "20", "--settle", "0.1",
+                   "--rest", "0.1", "--rate-step", "0.5", "--rate-resolution", "0.2", "--max-confirm", "2",
                    "--report-dir", str(out))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     data = load_results(out / "results.json")
@@ -160,7 +162,7 @@ def test_rate_and_time_suites_end_to_end_on_the_null_controller(tmp_path):
     assert ("test_async_message_processing_rate_loss_free", 2) in names
     assert ("test_async_message_processing_time", 1) in names
     for b in data["benchmarks"]:
-        assert b["summary"]["n"] == 3 and b["summary"]["mean"] > 0
+        assert b["summary"]["n"] == 2 and b["summary"]["mean"] > 0
         assert "emulator_ceiling" in b
     rate = next(b for b in data["benchmarks"] if b["benchmark"] == "test_async_message_processing_rate")
     first = rate["trials"][0]["details"]["search"][0]

@@ -31,6 +31,13 @@ MODES = {"refuse": cap.REFUSES, "silent": cap.STOPS_ACCEPTING, "crash": cap.EXIT
          "close-all": cap.CLOSES_EARLIER}
 
 
+@pytest.fixture(autouse=True)
+def prompt_exit(monkeypatch):
+    """The null controller that crashes at its limit exits within milliseconds: a trial whose sessions dropped waits
+    2 s, not the 10 s a JVM may take to die, before it decides the controller lived (closes-all, stall)."""
+    monkeypatch.setattr(cap, "EXIT_GRACE_S", 2.0)
+
+
 def run_capacity(tmp_path, pool, ctl, ramp=RAMP, repetitions=2, **params):
     """The benchmark's trials and conclusion against ``ctl`` (restarted before each trial), as the suite runs them;
     the results as written to results.json."""

@@ -45,6 +45,7 @@ HELP = {
     "external": "a large download or a service: OpenDaylight, PostgreSQL, Chromium, sshd, the package index",
 }
 SLOWEST = 8            # tests named when a tier is over its budget
+OPTIONS = ("--tier", "--tier-budget")     # the options the project's tests add to pytest
 
 
 def marked_tiers(item) -> list:
@@ -184,9 +185,9 @@ def summary_lines(clock: Clock, budgets: dict) -> list:
 
 def addoption(parser) -> None:
     """``--tier-budget`` (tests/conftest.py's pytest_addoption)."""
-    parser.addoption("--tier", action="append", default=[], metavar="TIER[,TIER]",
+    parser.addoption(OPTIONS[0], action="append", default=[], metavar="TIER[,TIER]",
                      help="run only the tests of these tiers: " + ", ".join(TIERS) + " (tests/tiers.py)")
-    parser.addoption("--tier-budget", action="append", default=[], metavar="TIER=SECONDS",
+    parser.addoption(OPTIONS[1], action="append", default=[], metavar="TIER=SECONDS",
                      help="another time budget for one tier in this session (tests/tiers.py: "
                           + ", ".join(f"{t} {s:g} s" for t, s in BUDGETS_S.items()) + ")")
 
