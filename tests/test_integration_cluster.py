@@ -119,9 +119,9 @@ def test_the_deployment_axis_runs_the_processing_rate_on_ryu_alone_and_on_ryu_ha
         pytest.skip(why)
     out = tmp_path / "r"
     r = pytest_run("suites", "-k", "async_message_processing_rate or topology_discovery_time", "--controller", "ryu",
-                   "--cluster-nodes", "1,2", "--repetitions", "1", "--warmup", "0", "--trial-duration", "0.5",
-                   "--switches", "2", "--settle", "0.1", "--rest", "0.2", "--rate-step", "0.2",
-                   "--rate-resolution", "0.1", "--max-confirm", "2", "--report-dir", str(out))
+                   "--cluster-nodes", "1,2", "--repetitions", "1", "--warmup", "0", "--trial-duration", "0.3",
+                   "--switches", "2", "--settle", "0.1", "--rest", "0.1", "--rate-step", "0.5",
+                   "--rate-resolution", "0.2", "--max-confirm", "2", "--report-dir", str(out))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     entries = {(b["benchmark"], b["variant"]): b for b in load_results(out / "results.json")["benchmarks"]}
     alone = entries[("test_async_message_processing_rate", "2sw-1n")]

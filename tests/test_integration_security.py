@@ -96,15 +96,14 @@ EXC_QUICK = ("--repetitions", "2", "--topology", "leaf-spine:2x2", "--rate-td", 
 
 
 def test_exception_handling_table_against_ryu(tmp_path):
+    # The rate row; the change row runs against Ryu in tox -e ci (its short settings, the same cells).
     out = tmp_path / "exc"
-    proc = pytest_run("suites", "-k", "exception_handling", "--exception-tests", "rate,change", *EXC_QUICK,
+    proc = pytest_run("suites", "-k", "exception_handling", "--exception-tests", "rate", *EXC_QUICK,
                       "--report-dir", out, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:]
     data = load_results(out / "results.json")
     cells = {(b["parameters"]["test"], b["parameters"]["exceptions_percent"]): b for b in data["benchmarks"]}
-    assert set(cells) == {("reactive_path_provisioning_rate", 0), ("reactive_path_provisioning_rate", 1),
-                          ("network_topology_change_detection_time", 0),
-                          ("network_topology_change_detection_time", 1)}
+    assert set(cells) == {("reactive_path_provisioning_rate", 0), ("reactive_path_provisioning_rate", 1)}
     one = cells[("reactive_path_provisioning_rate", 1)]
     base = cells[("reactive_path_provisioning_rate", 0)]
     assert one["parameters"]["offered_rate"] == pytest.approx(1.01 * base["summary"]["mean"])
@@ -155,13 +154,13 @@ def attack_processes(root_pid: int) -> list:
 def test_denial_of_service_table_against_ryu(tmp_path):
     import os
     out = tmp_path / "dos"
-    proc = pytest_run("suites", "-k", "denial_of_service", "--dos-tests", "rate", "--dos-attacks", "syn,packet-in",
+    # One attack (syn, and its sham); the packet-in attack's cells run against Ryu in tox -e ci.
+    proc = pytest_run("suites", "-k", "denial_of_service", "--dos-tests", "rate", "--dos-attacks", "syn",
                       *DOS_QUICK, "--report-dir", out, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:]
     data = load_results(out / "results.json")
     cells = {(b["parameters"]["condition"], b["parameters"].get("attack")): b for b in data["benchmarks"]}
-    assert list(cells) == [("none", None), ("attack", "syn"), ("sham", "syn"), ("attack", "packet-in"),
-                           ("sham", "packet-in")]
+    assert list(cells) == [("none", None), ("attack", "syn"), ("sham", "syn")]
     base = cells[("none", None)]
     assert "attack_sent" not in base["trials"][0]["details"]
     for key in list(cells)[1:]:
@@ -181,9 +180,9 @@ def test_denial_of_service_table_against_ryu(tmp_path):
         assert syn["attack_reached"]["min_share"] >= 0.8 and "attack_against_sham" in cells[("sham", "syn")]
         assert syn["parameters"]["host_syn_settings"]["tcp_syncookies"] in (0, 1, 2)
     report = (out / "report.md").read_text()
-    assert "| Test | Without any attacks | Sham (syn) | With attacks (syn) | Sham (packet-in) |" in report
+    assert "| Test | Without any attacks | Sham (syn) | With attacks (syn) |" in report
     assert "Nature of the attack" in report and "not applicable on one host" in report
-    assert len(junit_cases(out)) == 5
+    assert len(junit_cases(out)) == 3
     check_results_files(out)
 
 
