@@ -1,11 +1,11 @@
-"""Integration: real runs of the suite appended to a history store with ``--history``, against the null controller
-with a known answer delay that steps from 2 ms to 3 ms half-way; ``python -m reports history check`` must find
-exactly that step, as a regression, at the first run after it, and pass once it is acknowledged.
+"""Real runs of the suite appended to a history store with ``--history``, against the null controller with a known
+answer delay that steps from 2 ms to 3 ms half-way; ``python -m reports history check`` must find exactly that step,
+as a regression, at the first run after it, and pass once it is acknowledged.
 
-It runs against a SQLite file and a real PostgreSQL server (tests/conftest.py: history_spec); there the URL carries
-the password, which nothing the runs leave may keep.  Twelve runs of five short trials keep it to a few minutes (a
-change then needs 3 runs each side and p <= 0.01); the 24-run version with the defaults is docs/measurements.md's
-"history check against a known step".
+The twelve runs go to a SQLite file (component tier); two more go to a real PostgreSQL server (external tier), given
+with the password in its URL, which nothing the runs leave may keep.  Twelve runs of five short trials keep it to
+about two minutes (a change then needs 3 runs each side and p <= 0.01); the 24-run version with the defaults is
+docs/measurements.md's "history check against a known step".
 
 A run's figure is the median of its trials, each the mean of ~120 exchanges of a 0.3 s trial; a controller not
 scheduled for a while answers that much later, and the mean carries it: stopping the 2 ms null controller for 20 ms
@@ -46,20 +46,24 @@ def with_password(spec: str) -> tuple:
     return parts._replace(netloc=f"{parts.username}:{password}@{parts.hostname}:{parts.port}").geturl(), password
 
 
-def test_history_check_finds_a_known_delay_step_in_real_runs_once_at_its_run(tmp_path, history_spec):
-    store, password = with_password(history_spec("history"))
-    shown = masked(store)
+def real_run(tmp_path, number: int, delay_ms: float, store: str):
+    """Run ``number`` of the suite's §5.1.2 against the null controller answering after ``delay_ms``,
+    appended to ``store``."""
+    start = f"{sys.executable} -m emulator.nullctl --host {{host}} --port {{port}} --delay-ms {delay_ms}"
+    run = pytest_run("suites", "-k", "async_message_processing_time", "--controller",
+                     f"external:127.0.0.1:{free_port()}", "--controller-name", "nullctl", "--start-command", start,
+                     "--no-restart", "--repetitions", "5", "--trial-duration", "0.3", "--switches", "2",
+                     "--settle", "0.1", "--response-timeout", "0.3", "--no-ceiling",
+                     "--report-dir", tmp_path / f"run{number}", "--history", store)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert f"history: run {number} added in {masked(store)}" in run.stdout
+    return run
+
+
+def test_history_check_finds_a_known_delay_step_in_real_runs_once_at_its_run(tmp_path):
+    store = str(tmp_path / "history.db")
     for number in range(1, 13):
-        delay = 2 if number <= 6 else 3
-        start = f"{sys.executable} -m emulator.nullctl --host {{host}} --port {{port}} --delay-ms {delay}"
-        run = pytest_run("suites", "-k", "async_message_processing_time", "--controller",
-                         f"external:127.0.0.1:{free_port()}", "--controller-name", "nullctl", "--start-command", start,
-                         "--no-restart", "--repetitions", "5", "--trial-duration", "0.3", "--switches", "2",
-                         "--settle", "0.1", "--response-timeout", "0.3", "--report-dir", tmp_path / f"run{number}",
-                         "--history", store)
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-        assert f"history: run {number} added in {shown}" in run.stdout
-        assert password is None or password not in run.stdout + run.stderr
+        real_run(tmp_path, number, 2 if number <= 6 else 3, store)
     with open_store(store) as history:
         medians = [p["median"] for p in history.points()]
     assert len(medians) == 12 and max(medians[:6]) < min(medians[6:]), medians
@@ -74,12 +78,27 @@ def test_history_check_finds_a_known_delay_step_in_real_runs_once_at_its_run(tmp
     acks.write_text("- controller: nullctl\n  run: 7\n  reason: the delay was raised to 3 ms on purpose\n")
     passed = check("--history", store, "--min-runs", "3", "--alpha", "0.01", "--acknowledgements", acks)
     assert passed.returncode == 0 and "acknowledged: the delay was raised to 3 ms on purpose" in passed.stdout
-    if password:                                # nothing the runs left holds the password, nor does the store
-        for path in tmp_path.rglob("*"):
-            assert not path.is_file() or password.encode() not in path.read_bytes(), path
-        with open_store(store) as history:
-            assert all(password not in json.dumps(history.results(run)) for run, *_ in history.runs())
-            assert all(password not in command for (command,) in history.all("SELECT command FROM runs"))
+
+
+@pytest.mark.external
+def test_real_runs_added_to_a_postgresql_store_keep_its_password_nowhere(tmp_path, postgresql_database):
+    """Real runs appended to a PostgreSQL store given with its password in the URL, as a careless user would: added in
+    order and read back (finding a step in either store is tests/test_regressions.py's, on both), and the password
+    kept in no file nor in the store."""
+    store, password = with_password(postgresql_database("history"))
+    for number, delay in ((1, 2), (2, 3)):
+        run = real_run(tmp_path, number, delay, store)
+        assert password not in run.stdout + run.stderr
+    with open_store(store) as history:
+        medians = [p["median"] for p in history.points()]
+    assert len(medians) == 2 and 2.0 <= medians[0] < medians[1], medians
+    too_few = check("--history", store)
+    assert too_few.returncode == 3 and password not in too_few.stdout + too_few.stderr, too_few.stdout
+    for path in tmp_path.rglob("*"):
+        assert not path.is_file() or password.encode() not in path.read_bytes(), path
+    with open_store(store) as history:
+        assert all(password not in json.dumps(history.results(run)) for run, *_ in history.runs())
+        assert all(password not in command for (command,) in history.all("SELECT command FROM runs"))
 
 
 def test_a_run_its_store_fails_at_the_end_keeps_its_files_and_says_so_everywhere(tmp_path):

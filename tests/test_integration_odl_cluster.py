@@ -1,26 +1,32 @@
-"""Integration: odl-cluster, three OpenDaylight members clustered on 127.0.0.1 (fixtures/devices/odl_cluster.py).
+"""External tier: odl-cluster, three OpenDaylight members clustered on 127.0.0.1 (fixtures/devices/odl_cluster.py),
+booted once for every benchmark family that runs on it.
 
-The device test boots the cluster, checks that every member's JVM listens on 127.0.0.1 only (its Akka port among
-them) and that the members agree on every shard's leader, times one re-election of the default shard, a few
-CRUD requests at the leader and at a follower and a few add-flow RPCs at a switch's owner and at another member,
-and leaves no member behind.  The suite test runs §5.4.1 against
-the cluster as a user does (``--controller odl``).  Without Maven or a Java 11 runtime they skip, saying which;
-with ``BMWG_REQUIRE_ODL`` set (``.ci/run`` sets it) they fail instead."""
+The test boots the cluster as §5.4.1 does (the family's ``start``), checks that every member's JVM listens on
+127.0.0.1 only (its Akka port among them) and that the members agree on every shard's leader; then runs, through
+each family's own trial loop into one results.json (validated against the schema), one §5.4.1 failover of the
+owner of TP1's switch, one re-election of the default shard's leader, CRUD at the leader and at a follower, and
+add-flow RPCs at a switch's owner and at another member; and leaves no member behind.  (Three JVMs boot in 1-2
+minutes on two cores: one boot, not one per test or per family.)  Without Maven or a Java 11 runtime it skips,
+saying which; with ``BMWG_REQUIRE_ODL`` set (``.ci/run`` sets it) it fails instead."""
 
 import os
 
 import psutil
 import pytest
-from helpers import pytest_run
 from results_check import check_results_files
 
 from emulator import codec
 from emulator.params import RampParams
+from fixtures.benchmark import suite_benchmarks
 from fixtures.devices.odl import missing
 from fixtures.devices.odl_cluster import OdlCluster
 from fixtures.fabric import TopologyEmulator
-from fixtures.families.datastore import RPC_FABRIC, DatastoreParams, crud_trial, reelection_trial, rpc_trial
-from reports.results import load_results
+from fixtures.families import datastore, failover
+from fixtures.families.datastore import RPC_FABRIC, DatastoreParams
+from fixtures.families.failover import FailoverParams
+from fixtures.families.paths import PathParams
+from fixtures.harness import BenchmarkRun, Judging, Trials
+from reports.results import ResultStore, load_results
 
 WHY = missing()
 pytestmark = [pytest.mark.external,
@@ -35,55 +41,84 @@ def jvm_listeners(pid: int) -> set:
         return set()
 
 
-def test_three_members_on_loopback_agree_re_elect_a_leader_and_answer_crud_and_rpcs_by_role(tmp_path, shard_pool):
+def test_one_odl_cluster_boot_serves_failover_reelection_crud_and_routed_rpcs_and_leaves_no_member(tmp_path,
+                                                                                                   shard_pool):
     if WHY is not None:
         pytest.fail(f"BMWG_REQUIRE_ODL is set and {WHY}")
+    benchmarks = {b.name: b for b in suite_benchmarks()}
+    out = tmp_path / "r"
+    store = ResultStore(out / "results.json", {"started": "now"})
+
+    def run_of(name: str, variant=None) -> BenchmarkRun:
+        """The benchmark's entry as the suite writes it: its marker, one repetition, the cluster as its device."""
+        return BenchmarkRun(store, cluster, benchmarks[name], Trials(1, 0, 0), variant=variant,
+                            judge=lambda _name: Judging(), progress=lambda _line: None)
+
     cluster = OdlCluster(tmp_path / "logs", members=3, election_timeout_s=2.0)
+    p = FailoverParams().for_controller("odl")
+    pp = PathParams()
     jvms = []
     try:
-        cluster.start()
+        # §5.4.1, as suites/test_controller_failover_time.py runs it; its start boots the cluster
+        run = run_of("test_controller_failover_time")
+        topo, choice = failover.start(run, cluster, p, pp, (3, "sigkill", 1000))
         assert cluster.boot_s > 0 and cluster.unsettled() is None
         for m in cluster.members:
             jvms.append(m.pid)
             socks = jvm_listeners(m.pid)
             assert {ip for ip, _ in socks} == {"127.0.0.1"}, (m.name, socks)
             assert {("127.0.0.1", m.ports.akka), ("127.0.0.1", m.ports.restconf), ("127.0.0.1", m.port)} <= socks
-        p = DatastoreParams(crud_requests=20)
-        r = reelection_trial(cluster, p, 2.0)
-        assert 0 <= r["reelection_ms"] <= 2 * 2000 + 5000 and r["terms"] >= 1, r
-        assert r["new_leader"] != r["old_leader"] and r["rejoined_s"] > 0
+        em = TopologyEmulator(lambda: shard_pool, codec.OFP13, RampParams(), 1, p.fabric(1000))
+        try:
+            entry = run.trials(lambda index: failover.outcome(
+                failover.failover_trial(em, cluster, topo, choice, pp, p, "sigkill", index)))
+        finally:
+            em.withdraw()
+        failover.notes(run, entry, p)
+        run.finish()
+        # the datastore extras, as suites/test_datastore_*.py run them
+        ds = DatastoreParams(crud_requests=20, rpc_requests=20)
+        run = run_of("test_datastore_leader_reelection")
+        datastore.start(run, cluster)
+        datastore.reelection_trials(run, cluster, ds, 2.0)
+        run.finish()
         assert cluster.unsettled() is None           # the killed member is back and the shards agree
         for role in ("leader", "follower"):
-            c = crud_trial(cluster, p, role)
-            assert c["role"] == role and c["requests"] == 20
-            assert all(0 < c[f"{op}_ms"]["min"] <= c[f"{op}_ms"]["max"]
-                       for op in ("create", "read", "update", "delete"))
-        # the routed RPC: at the switch's owner, and at another member that routes it there
-        em = TopologyEmulator(lambda: shard_pool, codec.OFP13, RampParams(), 1, RPC_FABRIC)
-        for index, role in enumerate(("owner", "non-owner")):
-            r = rpc_trial(cluster, em, DatastoreParams(rpc_requests=20), role, index)
-            assert r["role"] == role and r["requests"] == 20 and r["flow_mods_at_switch"] >= 20, r
-            assert (r["member"] == r["owner"]) == (role == "owner") and 0 < r["rpc_ms"]["min"] <= r["rpc_ms"]["max"]
+            run = run_of("test_datastore_crud_latency", variant=role)
+            datastore.crud_trials(run, cluster, ds, role)
+            run.finish()
+        rpc_em = TopologyEmulator(lambda: shard_pool, codec.OFP13, RampParams(), 1, RPC_FABRIC)
+        try:
+            for role in ("owner", "non-owner"):
+                run = run_of("test_datastore_routed_rpc_latency", variant=role)
+                datastore.rpc_trials(run, cluster, rpc_em, ds, role)
+                run.finish()
+        finally:
+            rpc_em.withdraw()
     finally:
         cluster.stop()
     jvms += [m.proc.pid for m in cluster.members if m.proc is not None]
     assert not [pid for pid in jvms if pid and psutil.pid_exists(pid)
                 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
 
-
-def test_failover_against_odl_cluster_kills_the_owner_of_tp1s_switch(tmp_path):
-    if WHY is not None:
-        pytest.fail(f"BMWG_REQUIRE_ODL is set and {WHY}")
-    out = tmp_path / "r"
-    run = pytest_run("suites", "-k", "controller_failover_time", "--controller", "odl", "--repetitions", "2",
-                     "--failover-lead", "0.5", "--report-dir", out, timeout=1800)
-    assert run.returncode == 0, run.stdout[-5000:]
-    got = {b["benchmark"]: b for b in load_results(out / "results.json")["benchmarks"]}
-    cft = got["test_controller_failover_time"]
-    assert cft["outcome"]["status"] == "passed" and cft["summary"]["n"] == 2, cft["outcome"]
+    check_results_files(out)
+    got = {}
+    for b in load_results(out / "results.json")["benchmarks"]:
+        assert b["outcome"]["status"] == "passed" and b["summary"]["n"] == 1, (b["benchmark"], b["outcome"])
+        got[(b["benchmark"], b.get("variant"))] = b
+    cft = got[("test_controller_failover_time", None)]
     assert cft["parameters"]["cluster"] == "odl-cluster" and cft["parameters"]["cluster_nodes"] == 3
     assert any("no learning switch" in n for n in cft["notes"]), cft["notes"]
-    for t in cft["trials"]:
-        d = t["details"]
-        assert d["killed"] == d["master_before"] and d["role_request_ms"] is not None, d
-    check_results_files(out)
+    d = cft["trials"][0]["details"]
+    assert d["killed"] == d["master_before"] and d["role_request_ms"] is not None, d
+    r = got[("test_datastore_leader_reelection", None)]["trials"][0]["details"]
+    assert 0 <= r["reelection_ms"] <= 2 * 2000 + 5000 and r["terms"] >= 1, r
+    assert r["new_leader"] != r["old_leader"] and r["rejoined_s"] > 0
+    for role in ("leader", "follower"):
+        c = got[("test_datastore_crud_latency", role)]
+        assert c["datastore"] and c["trials"][0]["details"]["role"] == role
+        assert c["trials"][0]["details"]["requests"] == 20
+    for role in ("owner", "non-owner"):
+        t = got[("test_datastore_routed_rpc_latency", role)]["trials"][0]["details"]
+        assert t["role"] == role and t["requests"] == 20 and t["flow_mods_at_switch"] >= 20, t
+        assert (t["member"] == t["owner"]) == (role == "owner") and 0 < t["rpc_ms"]["min"] <= t["rpc_ms"]["max"]
