@@ -196,7 +196,8 @@ def test_suite_skips_with_the_reason_when_packet_in_is_not_answered(tmp_path):
         out = tmp_path / "r"
         r = pytest_run("suites", "-k", "async_message_processing_time or async_message_processing_rate",
                        "--controller", f"external:{sink.host}:{sink.port}", "--repetitions", "2",
-                       "--trial-duration", "0.5", "--switches", "2", "--no-ceiling", "--report-dir", str(out), "-rs")
+                       "--trial-duration", "0.5", "--switches", "2", "--no-ceiling", "--announce-timeout", "1",
+                       "--report-dir", str(out), "-rs")
     finally:
         sink.stop()
     assert r.returncode == 0, r.stdout[-3000:]

@@ -2,10 +2,10 @@
 answer delay that steps from 2 ms to 3 ms half-way; ``python -m reports history check`` must find exactly that step,
 as a regression, at the first run after it, and pass once it is acknowledged.
 
-The twelve runs go to a SQLite file (component tier); two more go to a real PostgreSQL server (external tier), given
-with the password in its URL, which nothing the runs leave may keep.  Twelve runs of five short trials keep it to
-about two minutes (a change then needs 3 runs each side and p <= 0.01); the 24-run version with the defaults is
-docs/measurements.md's "history check against a known step".
+Ten runs go to a SQLite file (system tier: real runs end to end, 10 s each); two more go to a real PostgreSQL server
+(external tier), given with the password in the URL, which nothing the runs leave may keep.  Five runs each side of
+the step are found at --min-runs 3 and --alpha 0.01; the 24-run version with the defaults is docs/measurements.md's
+"history check against a known step".
 
 A run's figure is the median of its trials, each the mean of ~120 exchanges of a 0.3 s trial; a controller not
 scheduled for a while answers that much later, and the mean carries it: stopping the 2 ms null controller for 20 ms
@@ -60,22 +60,23 @@ def real_run(tmp_path, number: int, delay_ms: float, store: str):
     return run
 
 
+@pytest.mark.system      # ten real runs end to end: two minutes, more than the component tier's budget can hold
 def test_history_check_finds_a_known_delay_step_in_real_runs_once_at_its_run(tmp_path):
     store = str(tmp_path / "history.db")
-    for number in range(1, 13):
-        real_run(tmp_path, number, 2 if number <= 6 else 3, store)
+    for number in range(1, 11):
+        real_run(tmp_path, number, 2 if number <= 5 else 3, store)
     with open_store(store) as history:
         medians = [p["median"] for p in history.points()]
-    assert len(medians) == 12 and max(medians[:6]) < min(medians[6:]), medians
+    assert len(medians) == 10 and max(medians[:5]) < min(medians[5:]), medians
     junit = tmp_path / "check.xml"
     found = check("--history", store, "--min-runs", "3", "--alpha", "0.01", "--junit", junit)
     assert found.returncode == 1, found.stdout + found.stderr
     lines = [line.strip() for line in found.stdout.splitlines() if line.startswith("    ")]
-    assert len(lines) == 1 and lines[0].startswith("regression at run 7 "), found.stdout
+    assert len(lines) == 1 and lines[0].startswith("regression at run 6 "), found.stdout
     (case,) = ET.parse(junit).getroot().findall(".//testcase")
     assert case.find("failure") is not None and "nullctl" in case.get("name")
     acks = tmp_path / "known.yaml"
-    acks.write_text("- controller: nullctl\n  run: 7\n  reason: the delay was raised to 3 ms on purpose\n")
+    acks.write_text("- controller: nullctl\n  run: 6\n  reason: the delay was raised to 3 ms on purpose\n")
     passed = check("--history", store, "--min-runs", "3", "--alpha", "0.01", "--acknowledgements", acks)
     assert passed.returncode == 0 and "acknowledged: the delay was raised to 3 ms on purpose" in passed.stdout
 

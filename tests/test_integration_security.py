@@ -96,7 +96,7 @@ EXC_QUICK = ("--repetitions", "2", "--topology", "leaf-spine:2x2", "--rate-td", 
 
 
 def test_exception_handling_table_against_ryu(tmp_path):
-    # The rate row; the change row runs against Ryu in tox -e ci (its short settings, the same cells).
+    # The rate row; tox -e ci runs the change row against Ryu (short-run.args, --exception-tests=change).
     out = tmp_path / "exc"
     proc = pytest_run("suites", "-k", "exception_handling", "--exception-tests", "rate", *EXC_QUICK,
                       "--report-dir", out, timeout=600)
@@ -154,7 +154,7 @@ def attack_processes(root_pid: int) -> list:
 def test_denial_of_service_table_against_ryu(tmp_path):
     import os
     out = tmp_path / "dos"
-    # One attack (syn, and its sham); the packet-in attack's cells run against Ryu in tox -e ci.
+    # One attack (syn, and its sham); tox -e ci runs the packet-in attack's against Ryu (--dos-attacks=packet-in).
     proc = pytest_run("suites", "-k", "denial_of_service", "--dos-tests", "rate", "--dos-attacks", "syn",
                       *DOS_QUICK, "--report-dir", out, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:]
