@@ -28,7 +28,6 @@ SUMMARY_KEYS = ("n", "mean", "variance", "stdev", "median", "min", "max", "ci95_
 RFC_KEYS = ("n", "mean", "variance")
 
 
-
 class _SciPyStats:
     """``scipy.stats``, imported at its first use: it takes ~1.5 s, and a run stopped by a bad option, a shard
     process or a report command that needs no test should not wait for it."""

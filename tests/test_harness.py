@@ -380,3 +380,12 @@ def test_replaced_trials_show_in_the_report_and_junit(tmp_path):
     assert "Invalid trials run again (1 of at most 3, --max-replaced-trials)" in text
     assert "| 1 | invalid: call 1 found the alternate path provisioned |" in text
     assert benchmark_properties(entry)["trials.invalid_replaced"] == "1"
+
+
+def test_the_run_record_names_only_the_cpus_the_suite_pinned():
+    # An external controller (even one --start-command starts) is never pinned: a run against the null controller
+    # started so recorded "controller: [1]", which was not so (docs/measurements.md, a known answer under load).
+    from fixtures.session import cpu_affinity
+    assert cpu_affinity("embedded", (1,), (0,)) == {"controller": [1], "emulator": [0]}
+    assert cpu_affinity("external", (1,), (0,)) == {"emulator": [0]}
+    assert cpu_affinity("embedded", (), ()) == "not pinned"

@@ -92,7 +92,7 @@ def test_real_runs_added_to_a_postgresql_store_keep_its_password_nowhere(tmp_pat
         assert password not in run.stdout + run.stderr
     with open_store(store) as history:
         medians = [p["median"] for p in history.points()]
-    assert len(medians) == 2 and 2.0 <= medians[0] < medians[1], medians
+    assert len(medians) == 2 and medians[0] >= 2.0 and medians[1] >= 3.0, medians      # a delay only adds
     too_few = check("--history", store)
     assert too_few.returncode == 3 and password not in too_few.stdout + too_few.stderr, too_few.stdout
     for path in tmp_path.rglob("*"):

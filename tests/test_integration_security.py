@@ -152,35 +152,29 @@ def attack_processes(root_pid: int) -> list:
 
 
 def test_denial_of_service_table_against_ryu(tmp_path):
-    import os
     out = tmp_path / "dos"
-    # One attack (syn, and its sham); tox -e ci runs the packet-in attack's against Ryu (--dos-attacks=packet-in).
-    proc = pytest_run("suites", "-k", "denial_of_service", "--dos-tests", "rate", "--dos-attacks", "syn",
+    # One attack (packet-in, and its sham: it needs no privilege, so every check below runs as any user); tox -e ci
+    # runs the syn attack's cells against Ryu (--dos-attacks=syn).
+    proc = pytest_run("suites", "-k", "denial_of_service", "--dos-tests", "rate", "--dos-attacks", "packet-in",
                       *DOS_QUICK, "--report-dir", out, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:]
     data = load_results(out / "results.json")
     cells = {(b["parameters"]["condition"], b["parameters"].get("attack")): b for b in data["benchmarks"]}
-    assert list(cells) == [("none", None), ("attack", "syn"), ("sham", "syn")]
+    assert list(cells) == [("none", None), ("attack", "packet-in"), ("sham", "packet-in")]
     base = cells[("none", None)]
     assert "attack_sent" not in base["trials"][0]["details"]
     for key in list(cells)[1:]:
         b = cells[key]
         assert b["parameters"]["offered_rate"] == pytest.approx(1.01 * base["summary"]["mean"])
-        if key[1] == "syn" and os.geteuid() != 0:
-            assert b["outcome"]["status"] == "skipped" and "CAP_NET_RAW" in b["outcome"]["reason"]
-            continue
         assert all(t["details"]["attack_sent"] > 0 for t in b["trials"])
         assert b["attack_reached"]["target_rate"] == b["parameters"]["attack_target_rate"]
         if key[0] == "sham":      # the sham at the rate its attack reached
             reached = cells[("attack", key[1])]["attack_reached"]["mean_rate"]
             assert b["parameters"]["attack_target_rate"] == pytest.approx(reached)
         assert b["against_without_attacks"]["baseline"] == "the cell without any attacks of this run"
-    if os.geteuid() == 0:
-        syn = cells[("attack", "syn")]
-        assert syn["attack_reached"]["min_share"] >= 0.8 and "attack_against_sham" in cells[("sham", "syn")]
-        assert syn["parameters"]["host_syn_settings"]["tcp_syncookies"] in (0, 1, 2)
+    assert "attack_against_sham" in cells[("sham", "packet-in")]
     report = (out / "report.md").read_text()
-    assert "| Test | Without any attacks | Sham (syn) | With attacks (syn) |" in report
+    assert "| Test | Without any attacks | Sham (packet-in) | With attacks (packet-in) |" in report
     assert "Nature of the attack" in report and "not applicable on one host" in report
     assert len(junit_cases(out)) == 3
     check_results_files(out)

@@ -145,15 +145,33 @@ def test_a_cached_assembly_of_the_same_pom_is_not_built_again(tmp_path, monkeypa
 
 
 def test_the_build_module_needs_only_the_standard_library():
-    """``.ci/run`` runs ``python3 -m fixtures.devices.odl_build`` before the project is installed."""
+    """``.ci/run`` runs ``python3 -m fixtures.devices.odl_build`` before the project is installed: the module and the
+    packages it sits in import nothing outside Python's standard library."""
     import ast
-    import sys
+    import importlib.util
+    import sysconfig
+    from pathlib import Path
 
+    import fixtures
+    import fixtures.devices
     from fixtures.devices import odl_build
-    tree = ast.parse(open(odl_build.__file__).read())
-    names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
-    assert names - {"__future__"} <= set(sys.stdlib_module_names), names
+    stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
+
+    def standard(name: str) -> bool:
+        spec = importlib.util.find_spec(name)
+        origin = getattr(spec, "origin", None)
+        if spec is None or origin in ("built-in", "frozen"):
+            return spec is not None
+        path = Path(origin).resolve()
+        return stdlib in path.parents and not {"site-packages", "dist-packages"} & set(path.parts)
+
+    assert not standard("psutil") and standard("fcntl") and standard("hashlib")
+    for module in (fixtures, fixtures.devices, odl_build):
+        tree = ast.parse(Path(module.__file__).read_text())
+        names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
+        outside = sorted(n for n in names - {"__future__"} if not standard(n))
+        assert not outside, f"{module.__name__} imports {outside}"
 
 
 def test_what_it_lacks_is_said(tmp_path, monkeypatch):

@@ -1,7 +1,6 @@
 """The tiers of the project's tests (tests/tiers.py): a unit test that opens a socket, starts a process or sleeps
 fails; every test has one tier; a tier over its budget fails the session where it runs, naming its slowest tests."""
 
-import os
 import socket
 import subprocess
 import sys
@@ -16,7 +15,6 @@ import tiers
     ("opened a socket", lambda: socket.socketpair()),
     ("opened a socket", lambda: socket.create_connection(("127.0.0.1", 9))),
     ("started a subprocess", lambda: subprocess.run([sys.executable, "-c", "pass"])),
-    ("forked", lambda: os.fork()),
     ("slept", lambda: time.sleep(0.001)),
 ])
 def test_a_unit_test_that_opens_a_socket_starts_a_process_or_sleeps_fails(what, act):
@@ -28,16 +26,19 @@ def test_a_unit_test_that_opens_a_socket_starts_a_process_or_sleeps_fails(what, 
             pass
 
 
+def test_every_way_to_start_a_process_is_guarded_and_put_back_after():
+    # (not called: were the guard off, os.fork would fork this very process)
+    assert all(getattr(owner, name) is not original for (owner, name), original in tiers.ORIGINALS.items())
+    assert {name for _owner, name in tiers.ORIGINALS} >= {"fork", "forkpty", "posix_spawn", "posix_spawnp", "system",
+                                                          "fork_exec", "__init__", "sleep"}
+    with tiers.Guard():
+        pass
+    assert all(getattr(owner, name) is not original for (owner, name), original in tiers.ORIGINALS.items())
+
+
 def test_a_netlink_socket_is_no_network_and_passes():
     sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW)       # how scapy lists interfaces on its import
     sock.close()
-
-
-def test_the_guard_puts_everything_back():
-    before = (socket.socket.__init__, subprocess.Popen.__init__, os.fork, time.sleep)
-    with tiers.Guard():
-        pass
-    assert (socket.socket.__init__, subprocess.Popen.__init__, os.fork, time.sleep) == before
 
 
 def test_budgets_are_parsed_and_a_bad_one_is_named():
@@ -105,6 +106,9 @@ def test_a_session_over_its_tiers_budget_fails_naming_its_slowest_tests(pytester
                                "*its slowest tests*", "*test_a.py::test_part"])
     bad = pytester.runpytest_inprocess("--tier-budget", "unit")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    alone = pytester.runpytest_inprocess("--tier", "component", "--tier-budget", "component=0.000001")
+    assert alone.ret == 1                  # one tier alone: the session's wall time, collection included
+    alone.stdout.fnmatch_lines(["tier component: * s of its 1e-06 s budget, 1 tests — OVER BUDGET"])
 
 
 MODULE_AND_PARAMETER = """
@@ -136,6 +140,10 @@ def test_a_parameters_tier_outranks_its_tests_a_tests_its_modules_and_tier_selec
     external.stdout.fnmatch_lines(["*test_store?server? PASSED*", "tier external: * s of its 900 s budget, 1 tests"])
     both = pytester.runpytest_inprocess("--tier", "system,external")
     both.assert_outcomes(passed=2, deselected=1)
+    narrowed = pytester.runpytest_inprocess("--tier", "system,external", "-k", "store")      # -k and -m narrow it
+    narrowed.assert_outcomes(passed=1, deselected=2)
+    marked = pytester.runpytest_inprocess("--tier", "system,external", "-m", "external")
+    marked.assert_outcomes(passed=1, deselected=2)
     wrong = pytester.runpytest_inprocess("--tier", "slow")
     assert wrong.ret == pytest.ExitCode.USAGE_ERROR
     wrong.stderr.fnmatch_lines(["*--tier slow: expected one of unit, component, system, external*"])
@@ -153,3 +161,60 @@ def test_the_modules_table_gives_the_budgets_the_code_checks():
     import re
     table = dict(re.findall(r"^(unit|component|system|external) .*?(\d+) s$", tiers.__doc__, re.M))
     assert {t: float(s) for t, s in table.items()} == tiers.BUDGETS_S
+
+
+THREAD = """
+import threading, time
+
+def test_sleeps_in_a_thread():
+    t = threading.Thread(target=time.sleep, args=(0,), name="helper")
+    t.start()
+    t.join()
+"""
+
+
+@pytest.mark.component
+def test_a_unit_tests_thread_that_sleeps_fails_the_test_when_it_ends_and_is_not_killed(pytester):
+    # component: the guard of an outer unit test would see the thread too (pytester runs in this process)
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_d=THREAD)
+    run = pytester.runpytest_inprocess()
+    run.assert_outcomes(failed=1)
+    run.stdout.fnmatch_lines(["*a unit test's thread slept (in thread helper)*mark it component*"])
+
+
+@pytest.mark.component
+def test_the_unit_tier_passes_on_a_machine_without_matplotlibs_font_cache(tmp_path):
+    # matplotlib runs fc-list the first time it is imported on a machine; a plot drawn in a unit test must not be
+    # the first import (tests/tiers.py: warm_up, before any test)
+    import subprocess as sp
+
+    from helpers import PROJECT_ROOT
+    env = dict(__import__("os").environ, MPLCONFIGDIR=str(tmp_path / "mpl"))
+    run = sp.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "tests/test_plots.py", "--tier", "unit",
+                  "-q"], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert list((tmp_path / "mpl").glob("fontlist-*.json")), "matplotlib made no font cache: the test tested nothing"
+
+
+SKIPPING = """
+import pytest
+
+def test_runs():
+    pass
+
+def test_needs_a_thing():
+    pytest.skip("no thing here")
+"""
+
+
+def test_with_no_skips_set_a_skipped_test_fails_the_session(pytester, monkeypatch):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_e=SKIPPING)
+    monkeypatch.delenv(tiers.NO_SKIPS, raising=False)
+    assert pytester.runpytest_inprocess().ret == 0
+    monkeypatch.setenv(tiers.NO_SKIPS, "1")
+    run = pytester.runpytest_inprocess()
+    assert run.ret == 1
+    run.stdout.fnmatch_lines(["*skipped while BMWG_NO_SKIPS is set*", "*test_e.py::test_needs_a_thing: *no thing here"])
+

@@ -22,15 +22,19 @@ runs the tests of those tiers: the tier is the closest marker, which ``-m`` cann
 A budget is checked where its tier runs: at the end of the session, a tier whose tests took longer than its budget
 fails the run (exit status 1), naming its slowest tests.  The time of a tier is the session's wall time when the
 session ran that tier alone (collection included), else the sum of its tests' setup, call and teardown.
-``--tier-budget TIER=SECONDS`` sets another budget for one session (a lower one shows the check at work).
+``--tier-budget TIER=SECONDS`` sets another budget for one session (a lower one shows the check at work).  With
+``BMWG_NO_SKIPS=1`` (``.ci/run`` sets it, where everything the tests need is installed) a skipped test fails the
+session too: a tier whose tests all skipped would otherwise pass having tested nothing.
 """
 
 from __future__ import annotations
 
+import _posixsubprocess
 import contextlib
 import os
 import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -46,6 +50,7 @@ HELP = {
 }
 SLOWEST = 8            # tests named when a tier is over its budget
 OPTIONS = ("--tier", "--tier-budget")     # the options the project's tests add to pytest
+NO_SKIPS = "BMWG_NO_SKIPS"      # set (.ci/run sets it): a skipped test fails the session, as a test that ran nothing
 
 
 def marked_tiers(item) -> list:
@@ -96,46 +101,72 @@ def parse_budget(text: str) -> tuple:
 # --------------------------------------------------------------------------- the unit tier's guard
 
 class Guard:
-    """While a unit test's setup, call or teardown runs, opening a socket, starting a process or sleeping fails
-    it (``pytest.fail``, which ``except Exception`` does not swallow), naming what it did and where it belongs.
-    A netlink socket (this kernel's interface list, which scapy reads when it is first imported) is let through."""
+    """While a unit test's setup, call or teardown runs, opening a socket, starting a process (Popen, fork,
+    posix_spawn, forkpty, os.system, multiprocessing's spawn) or sleeping fails it, naming what it did and where it
+    belongs.  In the test's own thread the call fails at once (``pytest.fail``, which ``except Exception`` does not
+    swallow); in another thread it goes ahead and the test fails when the phase ends (:attr:`elsewhere`), so a
+    background thread is never killed halfway.  A netlink socket (this kernel's interface list, which scapy reads
+    when it is first imported) is let through.  Not caught: a function bound before the test (``sleep=time.sleep``
+    as a default argument), and waits that are not sleeps (``Event.wait``, ``select``, a queue's timeout)."""
 
     def __init__(self):
         self.saved = []
+        self.elsewhere: list = []           # what other threads did while the guard was on
+        self.owner = None
 
-    @staticmethod
-    def refuse(what: str):
-        def refused(*_args, **_kwargs):
-            pytest.fail(f"a unit test {what}: unit tests open no socket, start no process and never sleep "
-                        "(Twisted's StringTransport and task.Clock stand in); mark it component, system or external "
-                        "(tests/tiers.py)", pytrace=True)
+    def refuse(self, what: str, original):
+        def refused(*args, **kwargs):
+            if threading.get_ident() != self.owner:
+                self.elsewhere.append(f"{what} (in thread {threading.current_thread().name})")
+                return original(*args, **kwargs)
+            pytest.fail(f"a unit test {what}: {ADVICE}", pytrace=True)
         return refused
 
     def __enter__(self):
+        self.owner = threading.get_ident()
         original = socket.socket.__init__
-        refused = self.refuse("opened a socket")
+        refused = self.refuse("opened a socket", original)
 
         def open_socket(sock, family=-1, *args, **kwargs):
             # a netlink socket asks this kernel about its interfaces (scapy does on import): no peer, no traffic
             if family == getattr(socket, "AF_NETLINK", None):
                 return original(sock, family, *args, **kwargs)
-            return refused()
+            return refused(sock, family, *args, **kwargs)
 
         self.saved.append((socket.socket, "__init__", original))
         socket.socket.__init__ = open_socket
         targets = [(subprocess.Popen, "__init__", "started a subprocess"),
-                   (os, "fork", "forked"), (os, "posix_spawn", "spawned a process"),
-                   (os, "system", "ran a shell command"), (time, "sleep", "slept")]
+                   (_posixsubprocess, "fork_exec", "started a process"),
+                   (os, "fork", "forked"), (os, "forkpty", "forked"), (os, "posix_spawn", "spawned a process"),
+                   (os, "posix_spawnp", "spawned a process"), (os, "system", "ran a shell command"),
+                   (time, "sleep", "slept")]
         for owner, name, what in targets:
             if hasattr(owner, name):
                 self.saved.append((owner, name, getattr(owner, name)))
-                setattr(owner, name, self.refuse(what))
+                setattr(owner, name, self.refuse(what, getattr(owner, name)))
         return self
 
     def __exit__(self, *exc):
         for owner, name, original in reversed(self.saved):
             setattr(owner, name, original)
         self.saved.clear()
+
+
+GUARDED = ((socket.socket, "__init__"), (subprocess.Popen, "__init__"), (_posixsubprocess, "fork_exec"), (os, "fork"),
+           (os, "forkpty"), (os, "posix_spawn"), (os, "posix_spawnp"), (os, "system"), (time, "sleep"))
+ORIGINALS = {(owner, name): getattr(owner, name) for owner, name in GUARDED if hasattr(owner, name)}  # at import
+
+ADVICE = ("unit tests open no socket, start no process and never sleep (Twisted's StringTransport and task.Clock "
+          "stand in); mark it component, system or external (tests/tiers.py)")
+
+
+def warm_up() -> None:
+    """What the code under test does once per process and a unit test may be the first to reach, done before any
+    test: matplotlib builds its font cache with ``fc-list`` the first time it is imported on a machine."""
+    try:
+        import matplotlib.font_manager  # noqa: F401
+    except ImportError:
+        pass
 
 
 # --------------------------------------------------------------------------- budgets
@@ -211,12 +242,17 @@ def configure(config) -> None:
     config.pluginmanager.register(Tiers(budgets, chosen), "bmwg-tiers")
 
 
+ELSEWHERE = pytest.StashKey[list]()
+
+
 class Tiers:
     """The tiers' hooks for one session."""
 
-    def __init__(self, budgets: dict, chosen=(), clock=time.monotonic):
+    def __init__(self, budgets: dict, chosen=(), clock=time.monotonic, no_skips=None):
         self.budgets = budgets
         self.chosen = tuple(chosen)
+        self.no_skips = os.environ.get(NO_SKIPS, "").strip() not in ("", "0") if no_skips is None else no_skips
+        self.skipped: list = []
         self.now = clock
         self.clock = Clock(clock())
 
@@ -232,35 +268,53 @@ class Tiers:
                 config.hook.pytest_deselected(items=dropped)
                 items[:] = keep
 
+    def pytest_sessionstart(self, session):
+        warm_up()
+
     @staticmethod
     def _guarded(item):
         return Guard() if tier_of(item) == "unit" else contextlib.nullcontext()
 
-    @pytest.hookimpl(wrapper=True)
+    def _phase(self, item, guard):
+        """Run one phase under ``guard``; what other threads did under it fails the phase when it ends."""
+        with guard:
+            outcome = yield
+        if isinstance(guard, Guard) and guard.elsewhere and outcome.excinfo is None:
+            item.stash[ELSEWHERE] = item.stash.get(ELSEWHERE, []) + guard.elsewhere
+
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_setup(self, item):
-        with self._guarded(item):
-            return (yield)
+        yield from self._phase(item, self._guarded(item))
 
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
-        with self._guarded(item):
-            return (yield)
+        yield from self._phase(item, self._guarded(item))
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_teardown(self, item):
-        with self._guarded(item):
-            return (yield)
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item, nextitem):
+        # Only the test's own fixtures are torn down when the next test shares its parent; otherwise wider fixtures
+        # (a module's, the session's shard pool) end here too, and they are not the unit test's doing.
+        same_parent = nextitem is not None and nextitem.parent is item.parent
+        yield from self._phase(item, self._guarded(item) if same_parent else contextlib.nullcontext())
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item):
-        report = yield
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
         self.clock.add(item.nodeid, tier_of(item), report.duration)
-        return report
+        if report.skipped:
+            self.skipped.append(f"{item.nodeid}: {report.longrepr[-1] if isinstance(report.longrepr, tuple) else ''}")
+        done = item.stash.get(ELSEWHERE, None)
+        if done and report.when == call.when and report.passed:
+            item.stash[ELSEWHERE] = []
+            report.outcome = "failed"
+            report.longrepr = f"while it ran, a unit test's thread {'; '.join(sorted(set(done)))}: {ADVICE}"
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session, exitstatus):
         self.clock.ended = self.now()
-        if exitstatus == pytest.ExitCode.OK and any(v[3] for v in verdicts(self.clock, self.budgets)):
+        over = any(v[3] for v in verdicts(self.clock, self.budgets))
+        if exitstatus == pytest.ExitCode.OK and (over or self.no_skips and self.skipped):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter):
@@ -271,3 +325,7 @@ class Tiers:
         terminalreporter.section("tier budgets (tests/tiers.py)", red=over, green=not over)
         for line in lines:
             terminalreporter.line(line, red=over and line.endswith("OVER BUDGET"))
+        if self.no_skips and self.skipped:
+            terminalreporter.section(f"skipped while {NO_SKIPS} is set: the run fails", red=True)
+            for line in self.skipped:
+                terminalreporter.line(line, red=True)
