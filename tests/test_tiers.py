@@ -137,7 +137,9 @@ def test_a_parameters_tier_outranks_its_tests_a_tests_its_modules_and_tier_selec
     system.stdout.fnmatch_lines(["*test_other PASSED*"])
     external = pytester.runpytest_inprocess("--tier", "external", "-v")
     external.assert_outcomes(passed=1, deselected=2)
-    external.stdout.fnmatch_lines(["*test_store?server? PASSED*", "tier external: * s of its 900 s budget, 1 tests"])
+    budget = tiers.BUDGETS_S["external"]
+    external.stdout.fnmatch_lines(["*test_store?server? PASSED*",
+                                   f"tier external: * s of its {budget:g} s budget, 1 tests"])
     both = pytester.runpytest_inprocess("--tier", "system,external")
     both.assert_outcomes(passed=2, deselected=1)
     narrowed = pytester.runpytest_inprocess("--tier", "system,external", "-k", "store")      # -k and -m narrow it
@@ -157,10 +159,14 @@ def test_a_test_in_two_tiers_is_an_error(pytester):
     run.stderr.fnmatch_lines(["*more than one tier*test_b.py::test_twice (component, system)*"])
 
 
-def test_the_modules_table_gives_the_budgets_the_code_checks():
+def test_the_modules_table_and_architecture_md_give_the_budgets_the_code_checks():
     import re
+    from pathlib import Path
     table = dict(re.findall(r"^(unit|component|system|external) .*?(\d+) s$", tiers.__doc__, re.M))
     assert {t: float(s) for t, s in table.items()} == tiers.BUDGETS_S
+    page = (Path(__file__).resolve().parent.parent / "docs" / "architecture.md").read_text()
+    rows = dict(re.findall(r"^\| (unit|component|system|external) \|.*\| (\d+) s \|", page, re.M))
+    assert {t: float(s) for t, s in rows.items()} == tiers.BUDGETS_S, "docs/architecture.md's tier table"
 
 
 THREAD = """
