@@ -42,16 +42,26 @@ class GarbledController:
         self.proc.end()
 
 
-def orphans(markers=OUR_COMMANDS) -> list:
-    """Processes whose parent is PID 1 and whose command line is one of ours: what a run left behind."""
+SESSION_STARTED = time.time()      # this module is imported while pytest collects, before any test runs
+
+
+def orphans(markers=OUR_COMMANDS, since: float | None = None) -> list:
+    """Processes whose parent is PID 1 and whose command line is one of ours: what a run left behind.  Only those
+    started since ``since`` (this test session's start by default; a second of slack for the clock's resolution) and
+    none of this process's ancestors: what ran the tests (a CI job's shell reparented to PID 1, say, with this
+    checkout in its command line), or a controller a user runs beside it, was not left by a test."""
     import psutil
+    since = (SESSION_STARTED if since is None else since) - 1.0
+    ours = {p.pid for p in psutil.Process().parents()}
     out = []
-    for p in psutil.process_iter(["pid", "ppid", "cmdline"]):
+    for p in psutil.process_iter(["pid", "ppid", "cmdline", "create_time"]):
         try:
             cmd = " ".join(p.info["cmdline"] or ())
         except psutil.Error:
             continue
-        if p.info["ppid"] == 1 and str(PROJECT_ROOT) in cmd or p.info["ppid"] == 1 and any(m in cmd for m in markers):
+        if p.info["ppid"] != 1 or p.info["pid"] in ours or (p.info["create_time"] or 0) < since:
+            continue
+        if str(PROJECT_ROOT) in cmd or any(m in cmd for m in markers):
             out.append((p.info["pid"], cmd[:200]))
     return out
 

@@ -208,3 +208,26 @@ def test_a_stopped_or_killed_run_leaves_nothing_of_the_controller_it_started(tmp
     later = pidfile.read_text().strip()
     servers = sorted({server, *([int(later)] if later.isdigit() else [])})
     assert not wait_gone(servers, 10) and not answers("127.0.0.1", port) and not orphans()
+
+
+def test_orphans_names_a_process_a_test_left_behind_and_not_one_that_ran_before_it():
+    """What the tests above call a leftover: a process of ours reparented to PID 1 and started during the session.
+    One started before the given instant (a CI job's shell, a controller a user runs beside the tests) is not."""
+    import shlex
+    import subprocess
+
+    before = time.time()
+    left = shlex.join([sys.executable, "-c", "import time; time.sleep(30)", str(PROJECT_ROOT)])
+    # sh starts python in the background and exits: python's parent becomes PID 1 (or the machine's subreaper)
+    pid = int(subprocess.run(["sh", "-c", f"{left} >/dev/null 2>&1 & echo $!"], capture_output=True, text=True,
+                             timeout=10, check=True).stdout)
+    try:
+        import psutil
+        if psutil.Process(pid).ppid() != 1:
+            pytest.skip("this machine has a subreaper: an orphan's parent is not PID 1")
+        assert pid in [p for p, _ in orphans()]
+        assert pid in [p for p, _ in orphans(since=before)]
+        assert pid not in [p for p, _ in orphans(since=time.time() + 5)]
+    finally:
+        os.kill(pid, 9)
+    assert not wait_gone([pid], 10)
