@@ -413,16 +413,22 @@ def test_a_window_keeps_that_many_requests_outstanding_per_switch_and_refills_af
         TrafficParams(mode="per-switch", window=0)
 
 
+def preflight_of_two(trial: int):
+    """A limited per-switch run (one request a switch, Td 2 s) on two switches, started: (net, it, its results)."""
+    net = Net(n=2)
+    t = Traffic(net.switches, TrafficParams(mode="per-switch", duration=2.0, response_timeout=1.0, busy_poll=False),
+                net.clock, now_ns=lambda: int(round(net.clock.seconds() * 1e9)), trial=trial, limit=1)
+    results = []
+    t.start_at(0).addCallback(results.append)
+    net.advance(0)
+    return net, t, results
+
+
 def test_a_limited_per_switch_run_ends_once_every_switch_is_answered_not_at_td():
     # The preflight (one request per switch, Td = twice the response timeout) waited out its whole Td: ~2 s of
     # every §5.1.2 and §5.1.3 repetition.  It ends when the last switch's request is answered; one unanswered
     # request still keeps it to Td and then the drain.
-    net = Net(n=2)
-    t = Traffic(net.switches, TrafficParams(mode="per-switch", duration=2.0, response_timeout=1.0, busy_poll=False),
-                net.clock, now_ns=lambda: int(round(net.clock.seconds() * 1e9)), trial=1, limit=1)
-    results = []
-    t.start_at(0).addCallback(results.append)
-    net.advance(0)
+    net, t, results = preflight_of_two(1)
     a, b = net.switches
     (pa,), (pb,) = net.requests(a), net.requests(b)
     net.advance(0.002)
@@ -434,12 +440,7 @@ def test_a_limited_per_switch_run_ends_once_every_switch_is_answered_not_at_td()
     assert (r.ntx, r.nrx, r.late) == (2, 2, 0) and net.clock.seconds() == pytest.approx(0.005)
     assert net.requests(a) == [] and net.requests(b) == []          # nothing sent past the limit
 
-    net = Net(n=2)
-    t = Traffic(net.switches, TrafficParams(mode="per-switch", duration=2.0, response_timeout=1.0, busy_poll=False),
-                net.clock, now_ns=lambda: int(round(net.clock.seconds() * 1e9)), trial=2, limit=1)
-    results = []
-    t.start_at(0).addCallback(results.append)
-    net.advance(0)
+    net, _, results = preflight_of_two(2)
     a, b = net.switches
     a.dataReceived(packet_out_for(OFP13, net.requests(a)[0]))
     net.advance(1.9)
