@@ -100,6 +100,16 @@ def parse_budget(text: str) -> tuple:
 
 # --------------------------------------------------------------------------- the unit tier's guard
 
+# What the guard replaces besides socket.socket.__init__ (which lets netlink through): (owner, name, what it did)
+PROCESSES_AND_SLEEP = ((subprocess.Popen, "__init__", "started a subprocess"),
+                       (_posixsubprocess, "fork_exec", "started a process"),
+                       (os, "fork", "forked"), (os, "forkpty", "forked"), (os, "posix_spawn", "spawned a process"),
+                       (os, "posix_spawnp", "spawned a process"), (os, "system", "ran a shell command"),
+                       (time, "sleep", "slept"))
+GUARDED = ((socket.socket, "__init__"), *((owner, name) for owner, name, _what in PROCESSES_AND_SLEEP))
+ORIGINALS = {(owner, name): getattr(owner, name) for owner, name in GUARDED if hasattr(owner, name)}  # at import
+
+
 class Guard:
     """While a unit test's setup, call or teardown runs, opening a socket, starting a process (Popen, fork,
     posix_spawn, forkpty, os.system, multiprocessing's spawn) or sleeping fails it, naming what it did and where it
@@ -135,12 +145,7 @@ class Guard:
 
         self.saved.append((socket.socket, "__init__", original))
         socket.socket.__init__ = open_socket
-        targets = [(subprocess.Popen, "__init__", "started a subprocess"),
-                   (_posixsubprocess, "fork_exec", "started a process"),
-                   (os, "fork", "forked"), (os, "forkpty", "forked"), (os, "posix_spawn", "spawned a process"),
-                   (os, "posix_spawnp", "spawned a process"), (os, "system", "ran a shell command"),
-                   (time, "sleep", "slept")]
-        for owner, name, what in targets:
+        for owner, name, what in PROCESSES_AND_SLEEP:
             if hasattr(owner, name):
                 self.saved.append((owner, name, getattr(owner, name)))
                 setattr(owner, name, self.refuse(what, getattr(owner, name)))
@@ -152,9 +157,6 @@ class Guard:
         self.saved.clear()
 
 
-GUARDED = ((socket.socket, "__init__"), (subprocess.Popen, "__init__"), (_posixsubprocess, "fork_exec"), (os, "fork"),
-           (os, "forkpty"), (os, "posix_spawn"), (os, "posix_spawnp"), (os, "system"), (time, "sleep"))
-ORIGINALS = {(owner, name): getattr(owner, name) for owner, name in GUARDED if hasattr(owner, name)}  # at import
 
 ADVICE = ("unit tests open no socket, start no process and never sleep (Twisted's StringTransport and task.Clock "
           "stand in); mark it component, system or external (tests/tiers.py)")
