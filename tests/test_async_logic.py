@@ -423,3 +423,20 @@ def test_generator_bound_is_judged_against_the_lower_of_the_max_mode_and_paced_c
                         {"index": 2, "ok": True, "details": {"generator_bound": False}}]}
     assert "GENERATOR-BOUND in repetition(s) [1]" in generator_bound_note(entry, ceiling)
     assert "(2600000/s)" in generator_bound_note(entry, ceiling)
+
+
+def test_full_trials_below_a_misleading_probe_step_down_from_the_lossy_level_not_from_the_last_miss():
+    # A CI run on ryu-ha (--rate-step 0.5 --rate-resolution 0.2): the full trials below the level the probes found
+    # stepped from each new miss (0.8, then 0.4 of it) and one miss at 0.4 by chance ended the search with "no offered
+    # rate was answered without loss".  They step from the lossy level, the step doubling: 0.8, 0.6, 0.2 of it.
+    inner = kmodel(1000.0, full_loses_above=650.0)
+    fluke = []
+
+    def run(kind, rate):
+        f = inner(kind, rate)
+        if kind == "full" and rate < 500 and not fluke:
+            fluke.append(rate)
+            f = {**f, "loss_free": False, "loss_ratio": 0.001}
+        return f
+    s = calibrated(run, step=0.5, resolution=0.2, max_confirm=2)
+    assert s["loss_free"] is not None and 0.8 * 650 <= s["loss_free"].target_rate <= 650, s["reason"]
