@@ -60,6 +60,7 @@ from .marked import (  # noqa: F401  (re-exported: the catalogue's builders, use
     queue_config_reply,
     seeded_bytes,
 )
+from .percentile import percentile
 
 # --------------------------------------------------------------------------- outcomes
 
@@ -452,13 +453,6 @@ def screen_order(kinds: list) -> list:
 
 # --------------------------------------------------------------------------- the outcome of one observation
 
-def p99(values: list) -> Optional[float]:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
-
-
 def _obs(obs, name: str, default=None):
     return obs.get(name, default) if isinstance(obs, dict) else getattr(obs, name, default)
 
@@ -512,7 +506,7 @@ COLLATERAL_MIN_SLOW = 3
 
 def _sentinel_slowed(kind: Kind, g, params) -> Optional[tuple]:
     after = g("during_ms", [])
-    before, during = p99(g("baseline_ms", [])), p99(after)
+    before, during = percentile(g("baseline_ms", []), 99), percentile(after, 99)
     if before is not None and during is not None:
         limit = max(params.collateral_ratio * before, before + params.collateral_floor_ms)
         slow = sum(1 for ms in after if ms > limit)

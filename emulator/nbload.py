@@ -45,6 +45,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
+from .percentile import percentile
+
 MODES = ("async", "sync")
 PROTOCOLS = ("http", "ovsdb")
 MAX_JSON_BUFFER = 1 << 24   # bytes of one JSON-RPC message at most
@@ -635,15 +637,6 @@ def run_load(spec: LoadSpec, requests: list, lead: float = 0.5) -> Answers:
 
 
 # --------------------------------------------------------------------------- what a load achieved
-
-def percentile(values: list, q: float) -> Optional[float]:
-    """The q-th percentile (0..100) by the nearest-rank method, or None for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), int(-(-q * len(ordered) // 100))))
-    return ordered[rank - 1]
-
 
 def lateness(a: Answers) -> dict:
     """How far behind schedule the generator queued its requests: the 99th percentile and maximum (s), and the

@@ -9,8 +9,9 @@ within the sample's range, so a sample of positive times never gets a negative
 bound, as a Student t interval on a skewed sample would.  It is deterministic
 (a fixed seed).
 
-``median``, ``percentile`` and ``quantiles`` (linear interpolation between
-order statistics) are the helpers other modules call for their own figures.
+``median``, ``percentile`` and ``quantiles`` are the helpers other modules call
+for their own figures: the project's one percentile rule (linear interpolation
+between order statistics, :mod:`emulator.percentile`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ import math
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
+
+from emulator.percentile import RULE as PERCENTILE_RULE  # noqa: F401  (the rule, stated where figures are made)
+from emulator.percentile import as_array, percentile, percentiles
 
 CI95_RESAMPLES = 9999
 CI95_SEED = 0
@@ -70,35 +74,9 @@ def summarize(values: Iterable[float]) -> dict:
         variance = math.fsum((x - mean) ** 2 for x in xs) / (n - 1)
         stdev = math.sqrt(variance)
     ci = ci95_of_mean(xs)
-    return {"n": n, "mean": mean, "variance": variance, "stdev": stdev, "median": _interpolate(xs, 50),
+    return {"n": n, "mean": mean, "variance": variance, "stdev": stdev, "median": percentile(xs, 50),
             "min": xs[0], "max": xs[-1], "ci95_low": ci[0] if ci else None, "ci95_high": ci[1] if ci else None,
             "ci95_method": CI95_METHOD if ci else None}
-
-
-def _check_q(q: float) -> None:
-    if not 0 <= q <= 100:
-        raise ValueError(f"percentile must be within 0..100 (got {q})")
-
-
-def _interpolate(ordered: list, q: float) -> float:
-    pos = (len(ordered) - 1) * q / 100
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-
-
-def _array(values) -> np.ndarray:
-    try:
-        return np.asarray(values, dtype=float)       # lists, tuples, arrays, array('q') through its buffer
-    except TypeError:
-        return np.asarray(list(values), dtype=float)  # a generator
-
-
-def percentile(values: Iterable[float], q: float) -> Optional[float]:
-    """The q-th percentile (0..100) by linear interpolation between order statistics; None for no values."""
-    _check_q(q)
-    x = _array(values)
-    return float(np.percentile(x, q)) if x.size else None
 
 
 def median(values: Iterable[float]) -> Optional[float]:
@@ -108,13 +86,10 @@ def median(values: Iterable[float]) -> Optional[float]:
 
 def quantiles(values: Iterable[float], qs: Sequence[float] = (25, 50, 75)) -> list:
     """The percentiles ``qs`` (each 0..100) of one sample; Nones for no values."""
-    for q in qs:
-        _check_q(q)
-    x = _array(values)
-    return [float(v) for v in np.percentile(x, list(qs))] if x.size else [None for _ in qs]
+    return percentiles(values, qs)
 
 
 def mean(values: Iterable[float]) -> Optional[float]:
     """The arithmetic mean; None for no values."""
-    x = _array(values)
+    x = as_array(values)
     return float(x.mean()) if x.size else None

@@ -9,9 +9,10 @@ import emulator
 
 ROOT = Path(emulator.__file__).parent
 
-# Imported by the harness as well as by the shards: the standard library and other pure modules only.
+# Imported by the harness as well as by the shards: the standard library, NumPy (percentile) and other pure modules
+# only.
 PURE = {"codec", "commands", "params", "stopping", "host", "limits", "marked", "fuzz", "malformed", "flowcodec",
-        "flowtable", "roles", "testports"}
+        "flowtable", "roles", "testports", "percentile"}
 # The reactor side: what runs inside a shard (or an attack process) on Twisted's reactor.
 REACTOR_SIDE = {"protocol", "ramp", "capacity", "traffic", "fabric", "fabric_net", "screen", "shard", "nullctl",
                 "attack"}

@@ -79,9 +79,11 @@ def test_a_generator_that_queued_late_or_too_little_is_client_bound_but_a_sync_c
     assert nl.client_bound(answers(rate=7000.0, n=700), "async", ceiling=10000.0) == ""
 
 
-def test_percentile_is_the_nearest_rank():
-    assert nl.percentile(list(range(1, 101)), 99) == 99 and nl.percentile([5.0], 50) == 5.0
-    assert nl.percentile([], 50) is None
+def test_the_generators_lateness_reads_its_p99_by_the_projects_one_percentile():
+    # 100 requests queued 1..100 ms late: the p99 of 1..100 is 99.01 (linear interpolation), not 99 (nearest rank).
+    due = [i * 1_000_000 for i in range(100)]
+    a = nl.Answers(0, 1000.0, due, [d + (i + 1) * 1_000_000 for i, d in enumerate(due)], [], [])
+    assert nl.lateness(a)["lag_p99_s"] == pytest.approx(0.09901)
 
 
 # --------------------------------------------------------------------------- the search

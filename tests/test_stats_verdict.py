@@ -160,3 +160,23 @@ def test_lower_bounds_withdraw_only_conclusions_that_the_value_is_below():
     assert regression.result == v.INCONCLUSIVE
     uncapped = v.with_lower_bounds(v.against_threshold([300] * 10, 1000, "min"), 0)
     assert uncapped.result == v.FAIL
+
+
+def test_one_percentile_rule_everywhere_the_p99_of_1_to_100_reads_99_01():
+    """The project's one percentile (emulator.percentile): the reports, the robustness screen's sentinel and the
+    northbound generator read the same rank rule, and no other module defines its own."""
+    import ast
+    from pathlib import Path
+
+    import emulator.malformed as malformed
+    from emulator.percentile import percentile as one
+    assert one(range(1, 101), 99) == percentile(list(range(1, 101)), 99) == pytest.approx(99.01)
+    assert quantiles([1.0, 2.0, 3.0, 4.0], (50,)) == [2.5] and one([], 50) is None
+    assert malformed.percentile is one
+    root = Path(__file__).resolve().parent.parent
+    defined = [f"{path.relative_to(root)}:{node.name}" for folder in ("emulator", "fixtures", "reports", "suites")
+               for path in (root / folder).rglob("*.py")
+               for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.FunctionDef)
+               and any(word in node.name.lower() for word in ("percentile", "quantile", "p99", "p95"))]
+    assert sorted(defined) == ["emulator/percentile.py:percentile", "emulator/percentile.py:percentiles",
+                               "reports/stats.py:quantiles"], defined
