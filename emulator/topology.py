@@ -22,6 +22,7 @@ from typing import Iterable, Optional, Union
 import networkx as nx
 
 from emulator.codec import PORT_ALL, PORT_FLOOD, PORT_IN_PORT, port_spec
+from emulator.documents import load_yaml
 
 MAX_DPID = 0xFFFFFF      # three bytes of the port and host MACs
 MAX_PORT = 0xFEFF        # OpenFlow 1.3 OFPP_MAX; 1.0 allows up to 0xFF00
@@ -353,11 +354,7 @@ def load(path: Union[str, Path]) -> Topology:
 def _load_yaml(path: Path) -> Topology:
     """``switches``: a count or a list of dpids; ``links``: ``[a, b]`` or ``{a, b, a_port,
     b_port}``; ``hosts``: a dpid or ``{switch, port}``; ``connected``: false to allow islands."""
-    import yaml
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise TopologyError(f"topology file {path}: not valid YAML ({exc})") from None
+    doc = load_yaml(path, "topology file", TopologyError)
     if not isinstance(doc, dict) or "switches" not in doc:
         raise TopologyError(f"topology file {path}: expected a mapping with 'switches' (and 'links', 'hosts')")
     sw = doc["switches"]

@@ -20,8 +20,9 @@ A change point one of them matches is reported as acknowledged and fails nothing
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional
+
+from emulator.documents import load_yaml
 
 from .changes import ALPHA, MIN_RUNS, REGRESSION, SeriesChanges, change_points
 
@@ -45,13 +46,7 @@ class Ack:
 
 
 def load_acks(path) -> list:
-    import yaml
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except OSError as exc:
-        raise AckError(f"acknowledgements {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise AckError(f"acknowledgements {path}: not YAML ({exc})") from exc
+    data = load_yaml(path, "acknowledgements", AckError)
     items = data.get("acknowledgements") if isinstance(data, dict) else data
     if data is None:
         items = []

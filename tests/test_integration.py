@@ -131,7 +131,7 @@ def test_each_kind_of_bad_input_stops_the_run_in_one_short_message_before_anythi
             says="--repetitions: must be a positive integer (got '0')")
     bad = tmp_path / "p.yaml"
     bad.write_text("control_session_capacity: {min: [\n")
-    refused("--bmwg-profile", bad, "--report-dir", out, says=f"profile {bad} is not valid YAML")
+    refused("--bmwg-profile", bad, "--report-dir", out, says=f"profile {bad}: not valid YAML at line")
     text = refused("-k", "control_sesion_capacity", "--report-dir", out, says="selects no benchmark", lines=40)
     assert "control_session_capacity" in text and "async_message_processing_rate" in text
     assert not out.exists()                                   # nothing was written for any of them

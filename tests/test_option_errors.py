@@ -65,7 +65,7 @@ def test_a_known_findings_file_naming_no_kind_is_refused(tmp_path):
 def test_a_profile_that_is_not_yaml_or_names_no_benchmark_is_refused(tmp_path):
     bad = tmp_path / "p.yaml"
     bad.write_text("control_session_capacity: {min: [\n")
-    assert f"profile {bad} is not valid YAML" in problem(tmp_path, "--bmwg-profile", bad)
+    assert f"profile {bad}: not valid YAML at line" in problem(tmp_path, "--bmwg-profile", bad)
     typo = tmp_path / "t.yaml"
     typo.write_text("control_session_capasity: {min: 1}\n")
     assert "key 'control_session_capasity' is not a benchmark" in problem(tmp_path, "--bmwg-profile", typo)

@@ -148,7 +148,7 @@ def test_series_are_kept_apart_by_controller(history_spec):
     ("- colour: red\n  reason: why\n", "unknown key(s) colour"),
     ("acknowledgements: 3\n", "expected a list"),
     ("- [1, 2]\n", "expected a mapping"),
-    ("a: [\n", "not YAML"),
+    ("a: [\n", "not valid YAML at line 2"),
 ])
 def test_a_bad_acknowledgements_file_is_named_with_what_is_wrong(tmp_path, text, says, capsys):
     acks = tmp_path / "acks.yaml"

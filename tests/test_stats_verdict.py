@@ -164,19 +164,32 @@ def test_lower_bounds_withdraw_only_conclusions_that_the_value_is_below():
 
 def test_one_percentile_rule_everywhere_the_p99_of_1_to_100_reads_99_01():
     """The project's one percentile (emulator.percentile): the reports, the robustness screen's sentinel and the
-    northbound generator read the same rank rule, and no other module defines its own."""
-    import ast
-    from pathlib import Path
-
+    northbound generator read the same rank rule (that no other module defines its own: tests/test_toolkit.py)."""
     import emulator.malformed as malformed
     from emulator.percentile import percentile as one
     assert one(range(1, 101), 99) == percentile(list(range(1, 101)), 99) == pytest.approx(99.01)
     assert quantiles([1.0, 2.0, 3.0, 4.0], (50,)) == [2.5] and one([], 50) is None
-    assert malformed.percentile is one
-    root = Path(__file__).resolve().parent.parent
-    defined = [f"{path.relative_to(root)}:{node.name}" for folder in ("emulator", "fixtures", "reports", "suites")
-               for path in (root / folder).rglob("*.py")
-               for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.FunctionDef)
-               and any(word in node.name.lower() for word in ("percentile", "quantile", "p99", "p95"))]
-    assert sorted(defined) == ["emulator/percentile.py:percentile", "emulator/percentile.py:percentiles",
-                               "reports/stats.py:quantiles"], defined
+    assert malformed.percentile is one            # the screen's sentinel; the generator's: tests/test_nbload.py
+
+
+@pytest.mark.parametrize("what", ["profile", "known findings", "topology", "acknowledgements"])
+def test_one_yaml_loader_every_bad_document_gets_one_message_shape(tmp_path, what):
+    """emulator.documents.load_yaml: a file that is not YAML or cannot be read is named the same way by every
+    loader, raised as the loader's own error (that no other module parses YAML: tests/test_toolkit.py)."""
+    from emulator.topology import TopologyError
+    from emulator.topology import load as load_topology_file
+    from fixtures.families.screen import KnownFindingsError, load_known
+    from fixtures.profiles import ProfileError, load_profile
+    from reports.regressions import AckError, load_acks
+    load, error, label = {"profile": (load_profile, ProfileError, "profile"),
+                          "known findings": (load_known, KnownFindingsError, "--known-findings"),
+                          "topology": (load_topology_file, TopologyError, "topology file"),
+                          "acknowledgements": (load_acks, AckError, "acknowledgements")}[what]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [\n")
+    with pytest.raises(error, match=rf"^{label} {bad}: not valid YAML at line 2 column 1: "):
+        load(str(bad))
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(error, match=rf"^{label} {binary}: cannot read it: "):
+        load(str(binary))
