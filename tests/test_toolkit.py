@@ -30,3 +30,22 @@ def test_one_module_parses_yaml():
     parsers = sorted({name for name, node in nodes(ast.Attribute)
                       if isinstance(node.value, ast.Name) and node.value.id == "yaml" and "load" in node.attr})
     assert parsers == ["emulator/documents.py"], parsers
+
+
+DEVICE_NAMES = ("controller", "cluster", "device", "member", "deployment")
+
+
+def test_no_getattr_or_hasattr_probe_on_a_device_or_a_cluster():
+    """What a device or cluster has is declared on its class (fixtures/devices/base.py, clusters.py), not probed:
+    a probe hides a misspelt attribute as a missing one."""
+    probes = []
+    for name, node in nodes(ast.Call):
+        if not (isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") and node.args):
+            continue
+        target = ast.unparse(node.args[0])
+        on_device = target.split(".")[-1].startswith(DEVICE_NAMES)
+        on_self_in_devices = (name.startswith("fixtures/devices/") and target == "self"
+                              and (node.func.id == "hasattr" or len(node.args) == 3))
+        if on_device or on_self_in_devices:
+            probes.append(f"{name}:{node.lineno} {ast.unparse(node)}")
+    assert probes == [], probes
