@@ -35,6 +35,7 @@ import os
 import pickle
 import select
 import selectors
+import signal
 import socket
 import subprocess
 import sys
@@ -45,6 +46,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
+from .limits import signal_when_parent_dies
 from .percentile import percentile
 
 MODES = ("async", "sync")
@@ -559,20 +561,11 @@ def drive(spec: LoadSpec, requests: list, indices: range, connections: int, star
 
 def _child(args: list) -> subprocess.Popen:
     """``python -m emulator.nbload ARGS``: a process of its own (not a fork of a process that may hold threads,
-    not a re-import of the caller's main module), ended with its parent (:func:`_die_with_parent`)."""
+    not a re-import of the caller's main module), ended with its parent (:func:`main`)."""
     root = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     return subprocess.Popen([sys.executable, "-m", "emulator.nbload", *args], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, cwd=root, env=env)
-
-
-def _die_with_parent() -> None:
-    """Linux: this process gets SIGKILL when its parent ends, however it ends (no load left behind)."""
-    try:
-        import ctypes
-        ctypes.CDLL(None).prctl(1, 9)       # PR_SET_PDEATHSIG, SIGKILL
-    except (OSError, AttributeError):
-        pass
 
 
 def _end(p: subprocess.Popen) -> None:
@@ -873,8 +866,8 @@ def measure_ceiling(duration: float = 1.0, processes: int = 1, connections: int 
 
 def main(argv: list) -> int:
     """The child processes' entry: ``worker`` (a pickled job on stdin, its pickled result on stdout) or ``null HOST
-    RATE_CAP STOP_AFTER``."""
-    _die_with_parent()
+    RATE_CAP STOP_AFTER``; each ended with its parent (SIGKILL, PR_SET_PDEATHSIG: no load left behind)."""
+    signal_when_parent_dies(signal.SIGKILL)
     if argv[:1] == ["worker"]:
         spec, requests, indices, connections, start_ns = pickle.load(sys.stdin.buffer)
         try:
