@@ -161,11 +161,24 @@ class Family:
         return [(f, f.metadata["option"]) for f in dataclasses.fields(cls) if "option" in f.metadata]
 
     @classmethod
-    def add_options(cls, group, taken: Callable[[str], bool] = lambda flag: False) -> None:
+    def add_options(cls, group, taken: Callable[[str], bool] = lambda flag: False, *,
+                    only: Optional[tuple] = None, defaults: Optional[dict] = None) -> None:
         """Register every option on ``group`` (pytest's ``getgroup`` or an argparse group).
-        ``taken(flag)`` says an alias is already someone else's: it is then left out."""
-        for f, spec in cls.option_fields():
+        ``taken(flag)`` says an alias is already someone else's: it is then left out.  A tool that needs a few of
+        a family's options (the selfbench) names their flags in ``only``, and gives a default of its own in
+        ``defaults`` (field name -> value), shown beside the suites' in its help."""
+        fields = cls.option_fields()
+        unknown = set(only or ()) - {spec.flag for _, spec in fields}
+        unknown |= set(defaults or {}) - {f.name for f, _ in fields}
+        if unknown:
+            raise ValueError(f"{cls.__name__} has no option {', '.join(sorted(unknown))}")
+        for f, spec in fields:
+            if only is not None and spec.flag not in only:
+                continue
+            default = (defaults or {}).get(f.name, f.default)
             shown = spec.default_text if spec.default_text is not None else f.default
+            if default != f.default:
+                shown = f"{default}; the suites': {shown}"
             text = spec.help if spec.action == "store_true" else f"{spec.help} (default: {shown})"
             kwargs = dict(dest=spec.dest, help=text)
             if spec.action == "store_true":
@@ -173,7 +186,7 @@ class Family:
             elif spec.action == "append":
                 kwargs.update(action=spec.action, default=None, type=spec.parse)
             else:
-                kwargs.update(default=f.default, type=spec.parse)
+                kwargs.update(default=default, type=spec.parse)
                 if spec.metavar:
                     kwargs["metavar"] = spec.metavar
             names = [spec.flag] + [a for a in spec.aliases if not taken(a)]

@@ -49,3 +49,39 @@ def test_no_getattr_or_hasattr_probe_on_a_device_or_a_cluster():
         if on_device or on_self_in_devices:
             probes.append(f"{name}:{node.lineno} {ast.unparse(node)}")
     assert probes == [], probes
+
+
+def test_the_selfbench_declares_the_families_options_and_names_the_defaults_it_changes():
+    """selfbench's --ramp-group, --ramp-delay, --hold-time, --echo-timeout, --macs and --frame-size are the
+    families' own (their parsing, their help); a default of its own is shown beside the suites'."""
+    from emulator.params import AsyncParams, CapacityParams, RampParams
+    from fixtures.selfbench import make_parser
+    parser = make_parser()
+    sessions = parser.parse_args(["sessions"])
+    assert (sessions.ramp_group, sessions.ramp_delay, sessions.echo_timeout) == (200, 0.0, 10.0)
+    assert sessions.hold_time == CapacityParams().hold_time
+    assert RampParams.from_options(sessions).ramp_group == 200 and RampParams().ramp_group == 25
+    assert CapacityParams.from_options(sessions, max_sessions=7).echo_timeout == 10.0
+    (sub,) = [a for a in parser._actions if a.dest == "command"]
+    shown = {a.dest: a.help for a in sub.choices["sessions"]._actions}
+    assert "(default: 200; the suites': 25)" in shown["ramp_group"]
+    assert shown["hold_time"].endswith("(default: 3.0)")
+    async_ = parser.parse_args(["async"])
+    assert (async_.macs, async_.frame_size) == (AsyncParams().macs, AsyncParams().frame_size)
+    for bad in (["sessions", "--ramp-group", "0"], ["async", "--frame-size", "-1"]):
+        try:
+            parser.parse_args(bad)
+        except SystemExit as exc:
+            assert exc.code == 2
+        else:
+            raise AssertionError(f"{bad} was accepted")
+
+
+def test_a_family_refuses_to_declare_an_option_it_does_not_have():
+    import argparse
+
+    import pytest
+
+    from emulator.params import RampParams
+    with pytest.raises(ValueError, match="RampParams has no option --ramp-size, ramp_size"):
+        RampParams.add_options(argparse.ArgumentParser(), only=("--ramp-size",), defaults={"ramp_size": 1})
