@@ -376,21 +376,7 @@ class Pipeline:
             e.byte_count += len(frame)
             e.last_hit_ns = now_ns
             reason = 0 if e.table_miss and self.version != codec.OFP10 else 1
-            goto = None
-            for inst in e.instructions:
-                kind = inst[0]
-                if kind == "apply":
-                    frame = self._act(inst[1], frame, fields, out, reason, table_id, e.cookie)
-                elif kind == "write":
-                    for a in inst[1]:
-                        action_set[a[0] if a[0] != "set_field" else ("set_field", a[1])] = a
-                elif kind == "clear":
-                    action_set.clear()
-                elif kind == "write_metadata":
-                    mask = inst[2]
-                    fields["metadata"] = (fields.get("metadata", 0) & ~mask) | (inst[1] & mask)
-                elif kind == "goto":
-                    goto = inst[1]
+            frame, goto = self._instructions(e, frame, fields, out, action_set, reason, table_id)
             if goto is None or goto <= table_id:
                 break
             table_id = goto
@@ -400,6 +386,27 @@ class Pipeline:
                 ordered.append(action_set["output"])
             self._act(ordered, frame, fields, out, reason, table_id, NO_COOKIE)
         return out
+
+    def _instructions(self, e, frame: bytes, fields: dict, out: list, action_set: dict, reason: int,
+                      table_id: int) -> tuple:
+        """Carry out entry ``e``'s instructions on ``frame``: (the frame as apply-actions left it, the table its
+        goto names or None)."""
+        goto = None
+        for inst in e.instructions:
+            kind = inst[0]
+            if kind == "apply":
+                frame = self._act(inst[1], frame, fields, out, reason, table_id, e.cookie)
+            elif kind == "write":
+                for a in inst[1]:
+                    action_set[a[0] if a[0] != "set_field" else ("set_field", a[1])] = a
+            elif kind == "clear":
+                action_set.clear()
+            elif kind == "write_metadata":
+                mask = inst[2]
+                fields["metadata"] = (fields.get("metadata", 0) & ~mask) | (inst[1] & mask)
+            elif kind == "goto":
+                goto = inst[1]
+        return frame, goto
 
     def _act(self, actions, frame: bytes, fields: dict, out: list, reason: int, table_id: int = 0,
              cookie: int = NO_COOKIE) -> bytes:

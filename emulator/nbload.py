@@ -491,19 +491,7 @@ class _Worker:
                 if cfg is not None and cfg > self.sb_cfg[k]:
                     self.sb_cfg[k] = cfg
             elif isinstance(rid, int) and "method" not in m:
-                i, off = divmod(rid - self.first, self.step)
-                if off or i not in pending:
-                    continue            # not one of this connection's requests in flight
-                del pending[i]
-                st = rpc_status(m)
-                self.answered[i], self.status[i] = t, st
-                target = nb_cfg_of(m.get("result")) if self.wait_sb and st == 200 else None
-                if target is not None:
-                    waiting[i] = target
-                else:
-                    if self.wait_sb and st == 200:
-                        self.status[i] = 500        # the transaction set no nb_cfg to wait for
-                    self.done += 1
+                self.reply(k, m, rid, t)
         for i, target in list(waiting.items()):
             if target <= self.sb_cfg[k]:
                 self.served[i] = t
@@ -511,6 +499,24 @@ class _Worker:
                 self.done += 1
         if self.sync and not pending and not waiting and k not in self.free:
             self.free.append(k)
+
+    def reply(self, k: int, m: dict, rid: int, t: int) -> None:
+        """One OVSDB reply ``m`` to request id ``rid`` on connection ``k``, read at ``t``: the request answered, and
+        with ``wait="sb_cfg"`` waiting for the nb_cfg its transaction set (ignored when not in flight here)."""
+        i, off = divmod(rid - self.first, self.step)
+        pending = self.pending[k]
+        if off or i not in pending:
+            return                      # not one of this connection's requests in flight
+        del pending[i]
+        st = rpc_status(m)
+        self.answered[i], self.status[i] = t, st
+        target = nb_cfg_of(m.get("result")) if self.wait_sb and st == 200 else None
+        if target is not None:
+            self.waiting[k][i] = target
+        else:
+            if self.wait_sb and st == 200:
+                self.status[i] = 500            # the transaction set no nb_cfg to wait for
+            self.done += 1
 
     def lose(self, k: int, why: str) -> None:
         if not self.alive[k]:
