@@ -178,15 +178,19 @@ class NullControllerProtocol(Protocol):
             off = end
         self.buffer = buf[off:] if off < n else b""
         if replies:
-            if self.bad_answer:
-                replies[0] = malform(replies[0], self.bad_answer)
-                self.bad_answer = None
-            if self.queue is not None:
-                self.queue.add(self, replies)
-                return
-            self.transport.write(b"".join(replies))
-            if self.flush:
-                self.transport.doWrite()  # answer now, not on the reactor's next turn
+            self._send(replies)
+
+    def _send(self, replies: list) -> None:
+        """The answers to one read: malformed first when asked, queued when paced, else written at once."""
+        if self.bad_answer:
+            replies[0] = malform(replies[0], self.bad_answer)
+            self.bad_answer = None
+        if self.queue is not None:
+            self.queue.add(self, replies)
+            return
+        self.transport.write(b"".join(replies))
+        if self.flush:
+            self.transport.doWrite()  # answer now, not on the reactor's next turn
 
     def _packet_out(self, buf, off: int, end: int) -> bytes:
         """One PACKET_OUT flooding the packet: by buffer_id, or carrying the frame when unbuffered."""
