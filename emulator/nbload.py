@@ -170,10 +170,13 @@ def ovsdb_request(method: str, params: list, rid: int) -> bytes:
 
 
 class JsonStream:
-    """Frames a byte stream of concatenated JSON values (OVSDB's JSON-RPC has no other framing): :meth:`feed`
-    returns the complete ones, in order; what is not JSON raises :class:`LoadError`."""
+    """Frames a byte stream of concatenated JSON values (OVSDB's JSON-RPC, RFC 7047, has no other framing):
+    :meth:`feed` returns the complete ones, in order; what is not JSON raises ``error`` (:class:`LoadError` unless
+    told).  The project's one reader of OVSDB's stream: the load generator, the OVN devices and the southbound
+    monitor all read through it."""
 
-    def __init__(self):
+    def __init__(self, error: type = None):
+        self.error = error or LoadError
         self.text = ""
         self.utf8 = codecs.getincrementaldecoder("utf-8")()
         self.decoder = json.JSONDecoder()
@@ -182,7 +185,7 @@ class JsonStream:
         try:
             self.text += self.utf8.decode(data)
         except UnicodeDecodeError as exc:
-            raise LoadError(f"not JSON-RPC: {exc}") from None
+            raise self.error(f"not JSON-RPC: {exc}") from None
         out, pos, text = [], 0, self.text
         while True:
             while pos < len(text) and text[pos] in " \t\r\n":
@@ -190,12 +193,12 @@ class JsonStream:
             if pos >= len(text):
                 break
             if text[pos] not in "{[":
-                raise LoadError(f"not JSON-RPC: {text[pos:pos + 60]!r}")
+                raise self.error(f"not JSON-RPC: {text[pos:pos + 60]!r}")
             try:
                 value, pos2 = self.decoder.raw_decode(text, pos)
             except json.JSONDecodeError:
                 if len(text) - pos > MAX_JSON_BUFFER:
-                    raise LoadError(f"a JSON-RPC message of more than {MAX_JSON_BUFFER} bytes, or not JSON: "
+                    raise self.error(f"a JSON-RPC message of more than {MAX_JSON_BUFFER} bytes, or not JSON: "
                                     f"{text[pos:pos + 60]!r}") from None
                 break                       # incomplete: the rest comes with the next read
             out.append(value)

@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+from emulator.nbload import JsonStream
 from fixtures.devices.ovn_cluster import (
     MemberStatus,
     OvnCluster,
@@ -17,7 +18,7 @@ from fixtures.devices.ovn_cluster import (
     parse_cluster_status,
     timer_steps,
 )
-from fixtures.devices.ovsdb import JsonStream, transaction_outcome, update_request
+from fixtures.devices.ovsdb import OvsdbError, transaction_outcome, update_request
 from fixtures.families.reelection import (
     DEFAULT_SLACK_MS,
     ClusterParams,
@@ -312,7 +313,7 @@ def test_missing_tools_and_schema_are_a_skip_reason():
 # --------------------------------------------------------------------------- JSON-RPC framing and replies
 
 def test_json_texts_are_cut_from_the_stream_wherever_the_bytes_split():
-    s = JsonStream()
+    s = JsonStream(OvsdbError)
     data = '{"id": 1, "result": [{"count": 1}], "error": null} {"id":"echo","method":"echo","params":["é"]}'.encode()
     assert s.feed(data[:10]) == []
     got = s.feed(data[10:-3])
@@ -320,6 +321,8 @@ def test_json_texts_are_cut_from_the_stream_wherever_the_bytes_split():
     assert s.feed(data[-3:]) == [{"id": "echo", "method": "echo", "params": ["é"]}]
     text = '["é"]'.encode()       # a character whose UTF-8 bytes arrive in two reads
     assert s.feed(text[:3]) == [] and s.feed(text[3:] + b"{}") == [["é"], {}]
+    with pytest.raises(OvsdbError, match="not JSON-RPC"):     # a server that is not OVSDB: said at once
+        s.feed(b"HTTP/1.1 400 Bad Request\r\n")
 
 
 @pytest.mark.parametrize("reply,outcome", [

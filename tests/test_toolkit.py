@@ -85,3 +85,12 @@ def test_a_family_refuses_to_declare_an_option_it_does_not_have():
     from emulator.params import RampParams
     with pytest.raises(ValueError, match="RampParams has no option --ramp-size, ramp_size"):
         RampParams.add_options(argparse.ArgumentParser(), only=("--ramp-size",), defaults={"ramp_size": 1})
+
+
+def test_one_reader_of_ovsdbs_json_stream():
+    """OVSDB's JSON-RPC has no framing: emulator.nbload.JsonStream is the one class that cuts it (the load
+    generator, the OVN devices, the southbound monitor)."""
+    readers = sorted({name for name, node in nodes(ast.Attribute) if node.attr == "raw_decode"})
+    classes = sorted(f"{name}:{node.name}" for name, node in nodes(ast.ClassDef) if "json" in node.name.lower()
+                     and "stream" in node.name.lower())
+    assert readers == ["emulator/nbload.py"] and classes == ["emulator/nbload.py:JsonStream"], (readers, classes)
