@@ -217,14 +217,21 @@ def decode_match_10(buf: bytes, at: int) -> dict:
         bits = (wc >> shift) & 0x3F
         if bits < 32:
             m[arp_name if is_arp else ip_name] = _field(ip_name, value, (0xFFFFFFFF << bits) & 0xFFFFFFFF)
-    proto = None if wc & FW_NW_PROTO else nw_proto
-    names = {6: ("tcp_src", "tcp_dst"), 17: ("udp_src", "udp_dst"), 132: ("sctp_src", "sctp_dst"),
-             1: ("icmpv4_type", "icmpv4_code")}.get(proto, ("tp_src", "tp_dst"))
+    _match_10_transport(m, wc, None if wc & FW_NW_PROTO else nw_proto, tp_src, tp_dst)
+    return m
+
+
+_TP_NAMES_10 = {6: ("tcp_src", "tcp_dst"), 17: ("udp_src", "udp_dst"), 132: ("sctp_src", "sctp_dst"),
+                1: ("icmpv4_type", "icmpv4_code")}
+
+
+def _match_10_transport(m: dict, wc: int, proto, tp_src: int, tp_dst: int) -> None:
+    """A 1.0 match's tp_src and tp_dst into ``m``, named by the IP protocol it matches (tp_* when none)."""
+    names = _TP_NAMES_10.get(proto, ("tp_src", "tp_dst"))
     if not wc & FW_TP_SRC:
         m[names[0]] = _field(names[0], tp_src)
     if not wc & FW_TP_DST:
         m[names[1]] = _field(names[1], tp_dst)
-    return m
 
 
 _SET_10 = {4: ("eth_src", "6s"), 5: ("eth_dst", "6s"), 6: ("ipv4_src", "I"), 7: ("ipv4_dst", "I"),

@@ -612,6 +612,15 @@ def main(argv=None) -> int:
             print(json.dumps({"event": "warning", "message": f"answer queue full ({queue.limit} answers waiting): "
                               "dropping answers past it"}), flush=True)
         factory.queue.on_first_drop = first_drop
+    if not _listen(reactor, args, factory):
+        return 3
+    _start_timers(reactor, args, factory)
+    reactor.run()
+    return 0
+
+
+def _listen(reactor, args, factory) -> bool:
+    """Listen as ``args`` say, printing the ``listening`` event (or the ``error`` event, and False)."""
     try:
         if args.reuse_port:
             factory.port = listen_reuse_port(reactor, args.host, args.port, factory)
@@ -620,9 +629,14 @@ def main(argv=None) -> int:
     except Exception as exc:  # CannotListenError / OSError carry the address and the OS reason
         print(json.dumps({"event": "error", "message": f"cannot listen on {args.host}:{args.port}: {exc}"}),
               flush=True)
-        return 3
+        return False
     print(json.dumps({"event": "listening", "host": args.host, "port": factory.port.getHost().port}),
           flush=True)
+    return True
+
+
+def _start_timers(reactor, args, factory) -> None:
+    """The periodic work ``args`` ask for: LLDP rounds to every switch, and the busy poll."""
     if args.answer == "lldp" and args.lldp_period > 0:
         from twisted.internet.task import LoopingCall
 
@@ -635,8 +649,6 @@ def main(argv=None) -> int:
         def spin():
             reactor.callLater(0, spin)
         spin()
-    reactor.run()
-    return 0
 
 
 if __name__ == "__main__":

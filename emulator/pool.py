@@ -253,16 +253,8 @@ class ShardPool:
 
     def _request(self, cmds: dict, timeout: float, on_event=None) -> list:
         """Send, then wait for one answer per shard (events passed to ``on_event`` meanwhile)."""
-        pending: dict = {}
-        order = []
-        for i, cmd in cmds.items():
-            shard = self.shards[i]
-            if not shard.alive:
-                raise c.EmulatorError(f"{shard.describe()} is gone; it cannot run {type(cmd).__name__}")
-            call_id = self._new_id()
-            self._send(shard, call_id, cmd)
-            pending[call_id] = (i, cmd)
-            order.append(call_id)
+        pending = self._send_all(cmds)
+        order = list(pending)
         answers: dict = {}
         cleanup = all(isinstance(cmd, (c.Disconnect, c.Close, c.StopRamp)) for cmd in cmds.values())
         deadline = time.monotonic() + timeout
@@ -278,16 +270,8 @@ class ShardPool:
                 handle, msg = self._queue.get(timeout=min(remaining, 1.0))
             except queue.Empty:
                 continue
-            i = handle.index
             if msg is _END:
-                handle.alive = False
-                if self.shards[i] is not handle:
-                    continue                       # a shard already replaced
-                mine = [cmd for j, cmd in pending.values() if j == i]
-                if mine:
-                    raise c.EmulatorError(f"{self.shards[i].describe()} ended while running "
-                                          f"{type(mine[0]).__name__} (its process died; see its log, "
-                                          f"logs/shard{i}.log in the report folder)")
+                self._ended(handle, pending)
                 continue
             kind, call_id, payload = msg
             if call_id not in pending:
@@ -302,6 +286,29 @@ class ShardPool:
                 j, cmd = pending[call_id]
                 raise c.EmulatorError(f"{self.shards[j].describe()}: {type(cmd).__name__} failed: {payload}")
         return [answers[k] for k in order]
+
+    def _send_all(self, cmds: dict) -> dict:
+        """Send each shard its command: {call id: (shard index, command)}, in the order sent."""
+        pending: dict = {}
+        for i, cmd in cmds.items():
+            shard = self.shards[i]
+            if not shard.alive:
+                raise c.EmulatorError(f"{shard.describe()} is gone; it cannot run {type(cmd).__name__}")
+            call_id = self._new_id()
+            self._send(shard, call_id, cmd)
+            pending[call_id] = (i, cmd)
+        return pending
+
+    def _ended(self, handle, pending: dict) -> None:
+        """A shard's channel ended: EmulatorError when it still owed an answer (a shard already replaced is let go)."""
+        handle.alive = False
+        i = handle.index
+        if self.shards[i] is not handle:
+            return
+        mine = [cmd for j, cmd in pending.values() if j == i]
+        if mine:
+            raise c.EmulatorError(f"{self.shards[i].describe()} ended while running {type(mine[0]).__name__} (its "
+                                  f"process died; see its log, logs/shard{i}.log in the report folder)")
 
     def to_shard_clock(self, index: int, t_ns: int) -> int:
         return t_ns + self.shards[index].offset_ns

@@ -88,37 +88,42 @@ class ScreenSwitch(SwitchProtocol):
             screen.probe_received(self, msg, frame, t)
         elif self.role == "sentinel":
             screen.sentinel_received(msg, frame, t)
-        stage = self.stage
-        name = msg.name
-        if self.role == "probe":
-            if name == "hello" and stage == mf.EARLY and self.version is None:
-                super()._handle(msg, frame, t)
-                screen.inject(self)
-                return
-            if name == "features_request":
-                screen.features_requested = True
-                if stage == mf.NO_FEATURES:
-                    return
-                if stage == mf.FEATURES:
-                    data = mf.payload(screen.kind.id, screen.version)[0][1]
-                    screen.inject(self, replace_xid=msg.xid, data=data)
-                    if not self.ready:
-                        self.ready = True
-                        self.listener.session_ready(self)
-                    return
-            if stage in (mf.HELLO_STAGE, mf.PRE_HELLO, mf.SILENT):
-                if name == "hello" and stage == mf.HELLO_STAGE and self.version is None:
-                    # our HELLO was the kind's; take the controller's version as offered, to go on if it does
-                    self.version = msg.version if msg.version in self.spec.versions else max(self.spec.versions)
-                    return
-                if stage != mf.HELLO_STAGE:
-                    return      # the probe never said HELLO: it answers nothing
-            if stage == mf.MUTE_ECHO and self.ready and name == "echo_request":
-                return
-            if stage == mf.ERROR_EVERY and name in mf.ACTS and screen.t_inject is not None:
-                self.send(codec.encode_error(self.version, msg.xid, mf.BAD_MATCH, mf.BAD_FIELD, frame), "error")
-                return
+        if self.role == "probe" and self._probe_handled(msg, frame, t):
+            return
         super()._handle(msg, frame, t)
+
+    def _probe_handled(self, msg, frame: bytes, t: int) -> bool:
+        """The probe's own way with ``msg`` at its kind's stage; True when that was all (else the switch's usual
+        answer follows)."""
+        screen, stage, name = self.screen, self.stage, msg.name
+        if name == "hello" and stage == mf.EARLY and self.version is None:
+            super()._handle(msg, frame, t)
+            screen.inject(self)
+            return True
+        if name == "features_request":
+            screen.features_requested = True
+            if stage == mf.NO_FEATURES:
+                return True
+            if stage == mf.FEATURES:
+                data = mf.payload(screen.kind.id, screen.version)[0][1]
+                screen.inject(self, replace_xid=msg.xid, data=data)
+                if not self.ready:
+                    self.ready = True
+                    self.listener.session_ready(self)
+                return True
+        if stage in (mf.HELLO_STAGE, mf.PRE_HELLO, mf.SILENT):
+            if name == "hello" and stage == mf.HELLO_STAGE and self.version is None:
+                # our HELLO was the kind's; take the controller's version as offered, to go on if it does
+                self.version = msg.version if msg.version in self.spec.versions else max(self.spec.versions)
+                return True
+            if stage != mf.HELLO_STAGE:
+                return True     # the probe never said HELLO: it answers nothing
+        if stage == mf.MUTE_ECHO and self.ready and name == "echo_request":
+            return True
+        if stage == mf.ERROR_EVERY and name in mf.ACTS and screen.t_inject is not None:
+            self.send(codec.encode_error(self.version, msg.xid, mf.BAD_MATCH, mf.BAD_FIELD, frame), "error")
+            return True
+        return False
 
 
 class _Dial(ClientFactory):
