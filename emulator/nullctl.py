@@ -62,7 +62,10 @@ known answers, to check the suite (and the emulator) against:
     one (it still answers the switch's HELLO with FEATURES_REQUEST, and so on).
 
 ``python -m emulator.nullctl --port 0`` prints one JSON line
-``{"event": "listening", "host": ..., "port": ...}`` once it accepts connections.
+``{"event": "listening", "host": ..., "port": ...}`` once it accepts connections.  With ``--delay-ms`` or
+``--rate-cap``, stopping it (SIGTERM, SIGINT) prints ``{"event": "queue", "answers": ..., "held_ms_mean": ...,
+"held_ms_max": ..., ...}``: how long its answers actually waited from read to send, the known answer as this host's
+timers gave it.
 """
 
 from __future__ import annotations
@@ -280,6 +283,8 @@ class AnswerQueue:
         self.dropped = 0
         self.discarded = 0              # their session closed before their time
         self.high_water = 0
+        self.held = 0.0                 # seconds from read to send, summed over the answers taken
+        self.held_max = 0.0
         self.timer = None
         self.base = float("-inf")       # the busy period's first slot; slot k is base + k * interval
         self.k = 0                      # (not a running sum: at epoch times, adding 1/R would round)
@@ -348,7 +353,8 @@ class AnswerQueue:
                 self.base, self.k, slot = ready, 0, ready
             if slot > now:
                 return slot
-            _, proto, answer, _n = entries.popleft()
+            ready, proto, answer, _n = entries.popleft()
+            self._hold(now - ready + self.delay, 1)
             self.k += 1
             batch = out.get(proto)
             if batch is None:
@@ -356,6 +362,19 @@ class AnswerQueue:
             else:
                 batch.append(answer)
         return None
+
+    def _hold(self, seconds: float, n: int) -> None:
+        self.held += seconds * n
+        if seconds > self.held_max:
+            self.held_max = seconds
+
+    def summary(self) -> dict:
+        """What the queue did: answers sent, dropped, discarded, and how long they were held from read to send
+        (the delay asked for plus this host's timer lateness: the known answer as the controller gave it)."""
+        taken = self.sent + self.discarded
+        return {"answers": self.sent, "dropped": self.dropped, "discarded": self.discarded,
+                "held_ms_mean": round(self.held / taken * 1000.0, 4) if taken else None,
+                "held_ms_max": round(self.held_max * 1000.0, 4) if taken else None}
 
     def _take_due(self, now: float, out: dict, counts: dict):
         """Without a cap: the entries whose time has come into ``out`` (protocol -> joined answers) and ``counts``
@@ -365,7 +384,8 @@ class AnswerQueue:
             ready = entries[0][0]
             if ready > now:
                 return ready
-            _, proto, answer, n = entries.popleft()
+            ready, proto, answer, n = entries.popleft()
+            self._hold(now - ready + self.delay, n)
             batch = out.get(proto)
             if batch is None:
                 out[proto], counts[proto] = [answer], n
@@ -612,6 +632,9 @@ def main(argv=None) -> int:
             print(json.dumps({"event": "warning", "message": f"answer queue full ({queue.limit} answers waiting): "
                               "dropping answers past it"}), flush=True)
         factory.queue.on_first_drop = first_drop
+        # On SIGTERM (the fixture's stop), what the queue did, read back by fixtures/devices/null.py's answer_holds.
+        reactor.addSystemEventTrigger("before", "shutdown", lambda: print(
+            json.dumps({"event": "queue", **factory.queue.summary()}), flush=True))
     if not _listen(reactor, args, factory):
         return 3
     _start_timers(reactor, args, factory)

@@ -20,6 +20,29 @@ def pytest_run(*args, timeout=240, cwd=PROJECT_ROOT, preexec_fn=None, env=None):
                           capture_output=True, text=True, timeout=timeout, preexec_fn=preexec_fn, env=env)
 
 
+def said(run, report_dir=None, limit=2400) -> str:
+    """Why a ``pytest_run`` failed, the telling part first (a CI log keeps a long message's two ends only): its
+    exit status, each benchmark's outcome and reason from ``report_dir``'s results.json, the lines of its output
+    naming an error or a failure, then the end of its output."""
+    import json
+    parts = [f"exit status {run.returncode}"]
+    results = Path(report_dir) / "results.json" if report_dir is not None else None
+    if results is not None and results.exists():
+        try:
+            for b in json.loads(results.read_text()).get("benchmarks", []):
+                o = b.get("outcome") or {}
+                parts.append(f"{b.get('benchmark')}[{b.get('variant')}]: {o.get('status')}"
+                             + (f" ({o['reason']})" if o.get("reason") else ""))
+        except (OSError, ValueError) as exc:
+            parts.append(f"results.json unreadable: {exc}")
+    telling = [line for line in (run.stdout + "\n" + run.stderr).splitlines()
+               if any(w in line for w in ("rror", "FAIL", "failed", "reason", "Traceback", "no offered rate"))]
+    parts += telling[-15:]
+    head = "\n".join(parts)[:limit // 2]
+    rest = limit - len(head)
+    return head + "\n--- the end of its output:\n" + run.stdout[-rest * 2 // 3:] + run.stderr[-rest // 3:]
+
+
 class GarbledController:
     """The null controller sending garbage (``python -m emulator.nullctl --malformed WHEN:WHAT``), started and
     ended around a ``with`` block; ``.port`` is where it listens."""

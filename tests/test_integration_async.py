@@ -5,7 +5,7 @@ ovs-testcontroller, the embedded Ryu, and the two suites end to end (values, ski
 import shutil
 
 import pytest
-from helpers import PROJECT_ROOT, GarbledController, pytest_run
+from helpers import PROJECT_ROOT, GarbledController, pytest_run, said
 from results_check import check_results_files
 
 from emulator import codec
@@ -156,7 +156,7 @@ def test_rate_and_time_suites_end_to_end_on_the_null_controller(tmp_path):
                    "--trial-duration", "0.3", "--switches", "1,2", "--macs", "20", "--settle", "0.1",
                    "--rest", "0.1", "--rate-step", "0.5", "--rate-resolution", "0.2", "--max-confirm", "2",
                    "--report-dir", str(out))
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert r.returncode == 0, said(r, out)
     data = load_results(out / "results.json")
     names = [(b["benchmark"], b["series_x"]["value"]) for b in data["benchmarks"]]
     assert ("test_async_message_processing_rate_loss_free", 2) in names
@@ -216,13 +216,21 @@ def test_suite_skips_with_the_reason_when_packet_in_is_not_answered(tmp_path):
 @pytest.mark.parametrize("openflow", [codec.OFP10, codec.OFP13])
 def test_a_controller_with_a_known_2ms_delay_reads_2ms(emulator, started, tmp_path, openflow):
     # Issue 12 §0.1: with the emulator spinning, a 2 ms controller read 4.7-6.3 ms (1.3) and 3.8-4.0 ms (1.0).
-    # The figure within [2.0, 2.6] ms is measured by `python -m fixtures.selfbench known` (docs/measurements.md);
-    # here a looser bound guards against a regression on a loaded CI host.
+    # The figure within [2.0, 2.6] ms is measured by `python -m fixtures.selfbench known` (docs/measurements.md).
+    # Here the emulator's reading is held to what the controller actually did: on a host whose timers fire late
+    # (CI once read 3.4 and 3.8 ms here, at load average 0.65) the controller's answers wait longer than 2 ms, and
+    # the emulator must read that wait, plus its own share (a few tenths of a ms; 1 ms bounds it on a loaded host).
     ctl = started(NullController(tmp_path, openflow=openflow, delay_ms=2.0))
     em = emulator(openflow, switches=4, duration=1.0)
     em.connect(ctl.address)
     f = trial_figures(em.run("serial", 1.0))
-    assert f["loss_ratio"] == 0 and 2.0 <= f["apt_ms"] < 3.2, f["apt_ms"]
+    em.disconnect()
+    ctl.stop()
+    held = ctl.answer_holds()
+    assert held is not None and held["answers"] > 0, ctl.log_tail()
+    said = f"the emulator read {f['apt_ms']:.3f} ms; the controller held its answers {held['held_ms_mean']:.3f} ms"
+    assert f["loss_ratio"] == 0 and 2.0 <= held["held_ms_mean"], said
+    assert held["held_ms_mean"] <= f["apt_ms"] < held["held_ms_mean"] + 1.0, said
 
 
 def test_a_rate_capped_controller_is_loss_free_below_its_cap_and_not_above(emulator, started, tmp_path):

@@ -8,7 +8,7 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
-from helpers import pytest_run
+from helpers import pytest_run, said
 
 from emulator import nbload as nl
 from fixtures.families import nbload as fam
@@ -62,7 +62,7 @@ def test_the_scaling_point_of_the_embedded_ryu_through_the_suite(tmp_path):
     out = tmp_path / "r"
     r = pytest_run("suites", "-k", "scaling and not ovn", "--repetitions", "1", "--nb-td", "0.5", "--nb-rest", "0.2",
                    "--nb-max-rate", "500", "--cluster-nodes", "1,3", "--report-dir", out, timeout=240)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert r.returncode == 0, said(r, out)
     data = json.loads((out / "results.json").read_text())
     entry, cluster = [b for b in data["benchmarks"] if b["benchmark"] == "test_northbound_scaling_point"]
     # Ryu's cluster (ryu-ha) has one master programming the switches: the 3-member cell skips, saying why

@@ -66,6 +66,32 @@ def test_delay_holds_each_answer_until_d_ms_after_its_packet_in_was_read():
     assert not clock.getDelayedCalls()
 
 
+def test_the_queue_reports_how_long_its_answers_were_held_late_timers_included():
+    clock = Clock()
+    factory = NullControllerFactory(clock=clock, delay_ms=2)
+    proto, transport = session(factory)
+    assert factory.queue.summary()["held_ms_mean"] is None              # nothing taken yet
+    proto.dataReceived(packet_ins(0, 3))
+    clock.advance(0.0025)                                                # the timer fired 0.5 ms late
+    proto.dataReceived(packet_ins(3, 1))
+    clock.advance(0.002)                                                 # this one on time
+    assert answers(transport) == [0, 1, 2, 3]
+    got = factory.queue.summary()
+    assert got["answers"] == 4 and got["dropped"] == 0
+    assert got["held_ms_mean"] == pytest.approx((3 * 2.5 + 2.0) / 4) and got["held_ms_max"] == pytest.approx(2.5)
+
+
+def test_a_paced_queue_reports_each_answers_hold():
+    clock = Clock()
+    factory = NullControllerFactory(clock=clock, rate_cap=1000)         # one answer a millisecond
+    proto, transport = session(factory)
+    proto.dataReceived(packet_ins(0, 3))                                 # sent at 0, 1 and 2 ms
+    clock.advance(0.001)
+    clock.advance(0.001)
+    assert answers(transport) == [0, 1, 2]
+    assert factory.queue.summary()["held_ms_mean"] == pytest.approx(1.0)
+
+
 def test_delay_applies_to_packet_in_answers_only():
     clock = Clock()
     factory = NullControllerFactory(clock=clock, delay_ms=2)

@@ -76,7 +76,7 @@ def test_the_suite_provisions_on_a_real_ovn_central_and_leaves_no_process(tmp_pa
     report, every central process ended."""
     import json
 
-    from helpers import pytest_run
+    from helpers import pytest_run, said
     from results_check import check_results_files
 
     why = OvnNbParams().central(tmp_path).unavailable()
@@ -85,7 +85,7 @@ def test_the_suite_provisions_on_a_real_ovn_central_and_leaves_no_process(tmp_pa
     out = tmp_path / "r"
     r = pytest_run("suites", "-k", "ovn_northbound_provisioning", "--ovn-concurrency", "2,3", "--ovn-runs", "2",
                    "--ovn-iterations", "12", "--report-dir", str(out), "-rs")
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert r.returncode == 0, said(r, out)
     data = json.loads((out / "results.json").read_text())
     entries = [b for b in data["benchmarks"] if b["benchmark"] == "test_ovn_northbound_provisioning"]
     assert [b["variant"] for b in entries] == ["c2", "c3"]
@@ -152,7 +152,7 @@ def test_the_scaling_point_of_a_standalone_and_a_clustered_ovn_central_through_t
     table with the overhead, every central process ended."""
     import json
 
-    from helpers import pytest_run
+    from helpers import pytest_run, said
     from results_check import check_results_files
 
     why = OvnNbParams().central(tmp_path).unavailable()
@@ -162,7 +162,7 @@ def test_the_scaling_point_of_a_standalone_and_a_clustered_ovn_central_through_t
     r = pytest_run("suites", "-k", "ovn_northbound_scaling", "--cluster-nodes", "1,3", "--repetitions", "1",
                    "--nb-td", "0.5", "--nb-rest", "0.1", "--nb-max-rate", "800", "--report-dir", str(out), "-rs",
                    timeout=300)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert r.returncode == 0, said(r, out)
     data = json.loads((out / "results.json").read_text())
     entries = [b for b in data["benchmarks"] if b["benchmark"] == "test_ovn_northbound_scaling"]
     assert [b["variant"] for b in entries] == ["async-4x1", "async-4x1-3n"]
