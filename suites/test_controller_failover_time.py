@@ -25,11 +25,8 @@ MEASUREMENT_POINT = (
                      unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
                      device="controller_cluster", needs=failover.NEEDS)
 def test_controller_failover_time(benchmark_run, controller_cluster, path_emulator, bmwg, failover_cell):
-    p, pp, cluster = bmwg.failover, bmwg.paths, controller_cluster
-    topo, choice = failover.start(benchmark_run, cluster, p, pp, failover_cell)
-    nodes, kill, keepalive = failover_cell
-    path_emulator.fabric = p.fabric(keepalive)
-    entry = benchmark_run.trials(lambda index: failover.outcome(
-        failover.failover_trial(path_emulator, cluster, topo, choice, pp, p, kill, index)))
+    p, kill = bmwg.failover, failover_cell[1]
+    trial = failover.start(benchmark_run, path_emulator, controller_cluster, p, bmwg.paths, failover_cell)
+    entry = benchmark_run.trials(lambda index: failover.outcome(failover.failover_trial(trial, p, kill, index)))
     failover.notes(benchmark_run, entry, p)
     benchmark_run.finish(lambda e: all(0 <= t["value"] <= p.td * 1000 for t in e["trials"] if t.get("ok")))

@@ -27,8 +27,7 @@ def test_network_reprovisioning_time(benchmark_run, path_emulator, path_controll
                                      reprov_failure):
     topo, pp, p = deployed_topology, bmwg.paths, bmwg.reprovisioning
     controller = path_controller("reactive")
-    choice = rp.start(benchmark_run, controller, topo, pp, p, reprov_failure)
-    entry = benchmark_run.trials(lambda index: rp.outcome(
-        rp.reprovisioning_trial(path_emulator, topo, controller, choice, pp, p, reprov_failure, index)))
+    trial = rp.start(benchmark_run, path_emulator, controller, topo, pp, p, reprov_failure)
+    entry = benchmark_run.trials(lambda index: rp.outcome(rp.reprovisioning_trial(trial, p, reprov_failure, index)))
     rp.notes(benchmark_run, entry)
     benchmark_run.finish(lambda e: all(0 <= t["value"] <= p.td * 1000 for t in e["trials"] if t.get("ok")))

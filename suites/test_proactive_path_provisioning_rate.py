@@ -22,7 +22,7 @@ def test_proactive_path_provisioning_rate(benchmark_run, path_emulator, path_con
                                           deployment_nodes):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("proactive")
-    choice = paths.start_run(
+    trial = paths.start_run(
         benchmark_run, controller, topo, p, "proactive", path_emulator,
         parameters={"paths_requested": p.path_flows, "offered_rate_fps": p.probe_rate, "td_s": p.rate_td,
                     "nb_workers": p.nb_workers},
@@ -30,9 +30,8 @@ def test_proactive_path_provisioning_rate(benchmark_run, path_emulator, path_con
                  ("sb_rate", "Paths/s at I1 (control plane)"), ("nb_request_rate", "NB requests/s"),
                  ("nb_errors", "NB errors"), ("path_switches", "Devices in path")])
     deployments.on_axis(benchmark_run, bmwg, controller, deployment_nodes, topo.kind)
-    # the embedded Ryu restarts per trial: its REST ports are read anew
-    entry = benchmark_run.trials(lambda index: paths.time_outcome(paths.proactive_rate_trial(
-        path_emulator, topo, controller, controller.flow_northbound(), choice, p, index), "ppr"))
+    entry = benchmark_run.trials(lambda index: paths.time_outcome(
+        paths.proactive_rate_trial(paths.with_northbound(trial), index), "ppr"))
     paths.finish_run(benchmark_run, entry,
                      [("nb_request_rate", "northbound flow requests answered per second"),
                       ("sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")],

@@ -23,16 +23,15 @@ def test_proactive_path_provisioning_time(benchmark_run, path_emulator, path_con
                                           deployment_nodes):
     topo, p = deployed_topology, bmwg.paths
     controller = path_controller("proactive")
-    choice = paths.start_run(
+    trial = paths.start_run(
         benchmark_run, controller, topo, p, "proactive", path_emulator,
         parameters={"stream_rate_fps": p.rate, "td_s": p.td},
         columns=[("path_switches", "Devices in path"), ("nb_requests", "NB requests"),
                  ("nb_requests_ms", "NB requests answered (ms)"),
                  ("data_plane_ms", "NB request → first frame at TP2 (ms)")])
     deployments.on_axis(benchmark_run, bmwg, controller, deployment_nodes, topo.kind)
-    # the embedded Ryu restarts per trial: its REST ports are read anew
-    entry = benchmark_run.trials(lambda index: paths.time_outcome(paths.proactive_time_trial(
-        path_emulator, topo, controller, controller.flow_northbound(), choice, p, index), "ppt_ms"))
+    entry = benchmark_run.trials(lambda index: paths.time_outcome(
+        paths.proactive_time_trial(paths.with_northbound(trial), index), "ppt_ms"))
     paths.finish_run(benchmark_run, entry,
                      [("data_plane_ms", "data-plane variant (first NB request to first frame at TP2), ms")],
                      lambda v: v >= 0)

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from fixtures.dataplane import TrialContext
 from fixtures.devices.clusters import KILL_MODES, takeovers
 from fixtures.families.failover import FailoverParams, cell_id, convergence, split, too_few
 
@@ -181,10 +182,10 @@ def test_a_route_write_the_controller_asks_to_retry_is_retried_within_td_and_a_r
         flows = Flows(answers)
         em = NS(start_trace=lambda: None,
                 trace=lambda: NS(flow_mods=[[1, dpid, fields, True] for dpid, *_ in flows.calls]))
-        t = FailoverTrial(em, NS(flow_northbound=lambda: flows, addresses=((A, 1), (B, 2))), None,
-                          NS(hops=[(1, 1, 2), (2, 1, 3)], switches=[1, 2]), None,
-                          FailoverParams(td=td), "sigkill", 0, lambda: clock[0],
-                          lambda s: clock.__setitem__(0, clock[0] + int(s * 1e9)))
+        ctx = TrialContext(em, None, NS(flow_northbound=lambda: flows, addresses=((A, 1), (B, 2))), None,
+                           NS(hops=[(1, 1, 2), (2, 1, 3)], switches=[1, 2]), now_ns=lambda: clock[0],
+                           sleep=lambda s: clock.__setitem__(0, clock[0] + int(s * 1e9)))
+        t = FailoverTrial(ctx, FailoverParams(td=td), "sigkill", 0)
         t.route(d1)
         return t, flows
     t, flows = trial([busy, busy])
@@ -213,8 +214,9 @@ def test_a_failback_the_cluster_does_not_take_back_is_an_extras_note_and_the_mea
     left_out = []
     cluster = NS(addresses=((A, 1), (B, 2)), restore=restored.append, wait_serving=wait_serving,
                  not_rejoined=left_out.append)
-    t = fo.FailoverTrial(NS(), cluster, NS(switches=[1, 2]), None, None, FailoverParams(td=10.0), "sigkill", 0,
-                         lambda: clock[0], lambda s: clock.__setitem__(0, clock[0] + int(s * 1e9)))
+    ctx = TrialContext(NS(), NS(switches=[1, 2]), cluster, None, None, now_ns=lambda: clock[0],
+                       sleep=lambda s: clock.__setitem__(0, clock[0] + int(s * 1e9)))
+    t = fo.FailoverTrial(ctx, FailoverParams(td=10.0), "sigkill", 0)
     t.converged = lambda: False
     t.state["why"] = "switch 1 has no MASTER"
     assert t.unready("the killed member's return") == (

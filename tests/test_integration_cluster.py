@@ -6,6 +6,7 @@ import pytest
 
 from emulator import codec
 from emulator.params import RampParams
+from fixtures.dataplane import TrialContext
 from fixtures.devices.clusters import RyuHaCluster
 from fixtures.fabric import TopologyEmulator
 from fixtures.families.failover import FailoverParams, failover_choice, failover_trial
@@ -39,8 +40,8 @@ def test_ryu_ha_fails_over_when_its_master_goes_and_leaves_no_process_behind(tmp
     cluster.start()
     pids = [m.pid for m in cluster.members] + [m.proc.pid for m in cluster.coordination.members]
     try:
-        first = failover_trial(em, cluster, topo, choice, PathParams(), p, kill, index=0)
-        second = failover_trial(em, cluster, topo, choice, PathParams(), p, kill, index=1)
+        first = failover_trial(TrialContext(em, topo, cluster, PathParams(), choice), p, kill, index=0)
+        second = failover_trial(TrialContext(em, topo, cluster, PathParams(), choice), p, kill, index=1)
     finally:
         em.withdraw()
         cluster.stop()
@@ -91,7 +92,7 @@ def test_an_external_cluster_is_killed_and_restored_by_the_users_commands(tmp_pa
         em = TopologyEmulator(lambda: shard_pool, codec.OFP13, RampParams(), 1, p.fabric(1000))
         pids = [int((tmp_path / f"{i}.pid").read_text()) for i in (1, 2)]
         try:
-            r = failover_trial(em, stub, topo, choice, PathParams(), p, "sigkill", index=0)
+            r = failover_trial(TrialContext(em, topo, stub, PathParams(), choice), p, "sigkill", index=0)
         finally:
             em.withdraw()
         assert r["negligible"] and r["failover_ms"] == 0.0 and r["packet_loss"] == 0

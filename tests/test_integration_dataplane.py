@@ -11,7 +11,7 @@ from emulator import commands as c
 from emulator import testports as tpt
 from emulator import topology as tp
 from emulator.params import FabricParams, RampParams
-from fixtures.dataplane import choose_path
+from fixtures.dataplane import TrialContext, choose_path
 from fixtures.devices.ryu import OsKenController, RyuController
 from fixtures.fabric import TopologyEmulator
 
@@ -149,11 +149,12 @@ def test_reactive_path_provisioning_trials_against_ryu(ryu_paths, shard_pool):
     p = paths.PathParams(td=5.0, offered_rate=200.0, rate_td=2.0)
     em = emulator(shard_pool, "controller")
     try:
-        r = paths.reactive_time_trial(em, topo, ryu_paths, choice, p, index=0)
+        t = TrialContext(em, topo, ryu_paths, p, choice)
+        r = paths.reactive_time_trial(t, index=0)
         assert r["provisioned_switches"] == 3 == r["path_switches"] and r["note"] == ""
         assert 0 < r["rpt_ms"] < r["data_plane_ms"] + 1000 and r["frames_received"] >= 1
         ryu_paths.prepare_trial()          # a fresh controller, as the suites' trials have
-        r = paths.reactive_rate_trial(em, topo, ryu_paths, choice, p, index=1)
+        r = paths.reactive_rate_trial(t, index=1)
         assert r["flows_offered"] == 400 and 0 < r["ndf"] <= 400 and r["rpr"] == r["ndf"] / 2.0
         assert r["sb_paths_in_td"] >= r["ndf"]         # a path is complete at I1 before its frame reaches TP2
         assert r["flow_mods_failed"] == 0
@@ -172,17 +173,15 @@ def test_proactive_path_provisioning_trials_against_ryu(ryu_proactive, shard_poo
     p = paths.PathParams(td=5.0, path_flows=60, probe_rate=600.0, rate_td=2.0, ftc_max=50, nb_workers=2)
     em = emulator(shard_pool, "drop")
     try:
-        fnb = ryu_proactive.flow_northbound()
-        r = paths.proactive_time_trial(em, topo, ryu_proactive, fnb, choice, p, index=0)
+        t = TrialContext(em, topo, ryu_proactive, p, choice)
+        r = paths.proactive_time_trial(paths.with_northbound(t), index=0)
         assert r["nb_requests"] == 3 and 0 < r["ppt_ms"] and r["data_plane_ms"] > 0
         ryu_proactive.prepare_trial()
-        fnb = ryu_proactive.flow_northbound()
-        r = paths.proactive_rate_trial(em, topo, ryu_proactive, fnb, choice, p, index=1)
+        r = paths.proactive_rate_trial(paths.with_northbound(t), index=1)
         assert r["paths_requested"] == 60 and r["nb_errors"] == 0 and r["ndf"] == 60 and r.get("kept_up")
         assert r["sb_paths_in_td"] == 60
         ryu_proactive.prepare_trial()
-        fnb = ryu_proactive.flow_northbound()
-        r = paths.ftc_proactive_trial(em, topo, ryu_proactive, fnb, p, index=2)
+        r = paths.ftc_proactive_trial(paths.with_northbound(t), index=2)
         assert r["nrp"] == 50 and r["nb_count_after"] == 50 and r["lower_bound"] and r["switch_entries"] >= 50
     finally:
         em.withdraw()
@@ -200,7 +199,7 @@ def test_the_path_app_reroutes_a_failed_path_and_the_reprovisioning_trial_times_
     p = reprovisioning.ReprovisioningParams(rate=500.0, lead=0.5, td=5.0)
     em = emulator(shard_pool, "controller", shards=2 if failure == "switch" else 1)
     try:
-        r = reprovisioning.reprovisioning_trial(em, topo, ryu_paths, choice, pp, p, failure, index=0)
+        r = reprovisioning.reprovisioning_trial(TrialContext(em, topo, ryu_paths, pp, choice), p, failure, index=0)
     finally:
         em.withdraw()
     assert r["primary_nodes"] == r["alternate_nodes"] == 3 and r["primary_path"] != r["alternate_path"]

@@ -62,17 +62,16 @@ def test_one_odl_cluster_boot_serves_failover_reelection_crud_and_routed_rpcs_an
     try:
         # §5.4.1, as suites/test_controller_failover_time.py runs it; its start boots the cluster
         run = run_of("test_controller_failover_time")
-        topo, choice = failover.start(run, cluster, p, pp, (3, "sigkill", 1000))
+        em = TopologyEmulator(lambda: shard_pool, codec.OFP13, RampParams(), 1, p.fabric(1000))
+        trial = failover.start(run, em, cluster, p, pp, (3, "sigkill", 1000))
         assert cluster.boot_s > 0 and cluster.unsettled() is None
         for m in cluster.members:
             jvms.append(m.pid)
             socks = jvm_listeners(m.pid)
             assert {ip for ip, _ in socks} == {"127.0.0.1"}, (m.name, socks)
             assert {("127.0.0.1", m.ports.akka), ("127.0.0.1", m.ports.restconf), ("127.0.0.1", m.port)} <= socks
-        em = TopologyEmulator(lambda: shard_pool, codec.OFP13, RampParams(), 1, p.fabric(1000))
         try:
-            entry = run.trials(lambda index: failover.outcome(
-                failover.failover_trial(em, cluster, topo, choice, pp, p, "sigkill", index)))
+            entry = run.trials(lambda index: failover.outcome(failover.failover_trial(trial, p, "sigkill", index)))
         finally:
             em.withdraw()
         failover.notes(run, entry, p)
