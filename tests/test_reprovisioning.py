@@ -11,6 +11,7 @@ from emulator import topology as tp
 from fixtures.dataplane import choose_path
 from fixtures.families.reprovisioning import (
     ReprovisioningParams,
+    Side,
     assess,
     direction,
     failure_target,
@@ -103,7 +104,7 @@ def test_a_valid_reroute_gives_the_alternate_path_and_the_last_flow_mod():
     trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), _mod(200, 4), _mod(201, 2), _mod(202, 3),
                    _mod(205, 3, reverse(FLOW)))
     rx = LOST
-    d = assess(topo, trace, target, FLOW, [3, 1, 4], rx, 160, 0, "forward", "TP2")
+    d = assess(topo, trace, target, Side(FLOW, [3, 1, 4], rx, 0, "forward", "TP2"), 160)
     assert d["alternate"] == [3, 2, 4] and d["last_flow_mod_ns"] == 202 and d["loss"] == 5 and d["drt_ms"] == 60e-6
     assert serving_switches(trace, FLOW, after_ns=160) == {4: 200, 2: 201, 3: 202}
 
@@ -113,7 +114,7 @@ def test_an_alternate_path_installed_before_the_failure_is_invalid():
     target = failure_target(topo, [3, 1, 4], [4, 1, 3], "link")
     trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), _mod(13, 2), _mod(201, 3))
     with pytest.raises(TrialInvalid, match=r"invalid: forward: switch\(es\) 2 .*held an entry.*before the failure"):
-        assess(topo, trace, target, FLOW, [3, 1, 4], LOST, 160, 0, "forward", "TP2")
+        assess(topo, trace, target, Side(FLOW, [3, 1, 4], LOST, 0, "forward", "TP2"), 160)
 
 
 def test_frames_through_a_switch_before_its_entry_make_the_trial_invalid():
@@ -121,7 +122,7 @@ def test_frames_through_a_switch_before_its_entry_make_the_trial_invalid():
     target = failure_target(topo, [3, 1, 4], [4, 1, 3], "switch")
     trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), _mod(200, 3), _mod(230, 2))
     with pytest.raises(TrialInvalid, match=r"reached TP2 before switch\(es\) 2 of the alternate path got their entry"):
-        assess(topo, trace, target, FLOW, [3, 1, 4], LOST, 160, 0, "forward", "TP2")
+        assess(topo, trace, target, Side(FLOW, [3, 1, 4], LOST, 0, "forward", "TP2"), 160)
 
 
 def test_frames_carried_by_a_flood_entry_rewritten_after_the_failure_are_valid_and_say_so():
@@ -131,12 +132,12 @@ def test_frames_carried_by_a_flood_entry_rewritten_after_the_failure_are_valid_a
     target = failure_target(topo, [3, 1, 4], [4, 1, 3], "link")
     flood = (190, 2, [["eth_dst", 0xFFFFFFFFFFFF, fc.full_mask("eth_dst")]], True)    # a broadcast flood entry
     trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), flood, _mod(200, 3), _mod(230, 2))
-    d = assess(topo, trace, target, FLOW, [3, 1, 4], LOST, 160, 0, "forward", "TP2")
+    d = assess(topo, trace, target, Side(FLOW, [3, 1, 4], LOST, 0, "forward", "TP2"), 160)
     assert d["alternate"] == [3, 2, 4] and d["last_flow_mod_ns"] == 200 and "switch(es) 2" in d["carried_by"]
     stale = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), (100, *flood[1:]), (195, 2, flood[2], False),
                    _mod(200, 3), _mod(230, 2))
     with pytest.raises(TrialFailed, match=r"got their entry, and nothing was written there since the failure"):
-        assess(topo, stale, target, FLOW, [3, 1, 4], LOST, 160, 0, "forward", "TP2")
+        assess(topo, stale, target, Side(FLOW, [3, 1, 4], LOST, 0, "forward", "TP2"), 160)
 
 
 def test_traffic_back_with_no_path_provisioned_around_the_failure_is_named():
@@ -144,7 +145,7 @@ def test_traffic_back_with_no_path_provisioned_around_the_failure_is_named():
     target = failure_target(topo, [3, 1, 4], [4, 1, 3], "switch")
     trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3))
     with pytest.raises(TrialFailed, match=r"provisioned for the pair \(3, 4\) make no path around switch 1"):
-        assess(topo, trace, target, FLOW, [3, 1, 4], LOST, 160, 0, "forward", "TP2")
+        assess(topo, trace, target, Side(FLOW, [3, 1, 4], LOST, 0, "forward", "TP2"), 160)
 
 
 def test_options_are_checked():
@@ -156,10 +157,10 @@ def test_a_negligible_direction_still_names_the_reroute_the_trace_shows():
     topo = tp.leaf_spine(2, 2)
     target = failure_target(topo, [3, 1, 4], [4, 1, 3], "switch")
     trace = _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3), _mod(200, 4), _mod(201, 2), _mod(202, 3))
-    d = assess(topo, trace, target, FLOW, [3, 1, 4], _rx([], 900), 160, 0, "fwd", "TP2")
+    d = assess(topo, trace, target, Side(FLOW, [3, 1, 4], _rx([], 900), 0, "fwd", "TP2"), 160)
     assert d["negligible"] and d["drt_ms"] == 0.0 and d["alternate"] == [3, 2, 4] and d["last_flow_mod_ns"] == 202
-    d = assess(topo, _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3)), target, FLOW, [3, 1, 4],
-               _rx([], 900), 160, 0, "fwd", "TP2")
+    d = assess(topo, _trace(_mod(10, 4), _mod(11, 1), _mod(12, 3)), target,
+               Side(FLOW, [3, 1, 4], _rx([], 900), 0, "fwd", "TP2"), 160)
     assert d["negligible"] and d["alternate"] is None and d["last_flow_mod_ns"] is None
 
 
