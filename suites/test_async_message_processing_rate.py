@@ -29,15 +29,9 @@ def test_async_message_processing_rate(benchmark_run, async_emulator, emulator_c
                                        deployment, deployment_nodes):
     controller = deployment        # the controller alone, or a cluster of it (--cluster-nodes)
     em = async_emulator(async_switches)
-    p = em.p
-    run = benchmark_run.parameters(
-        **am.parameters(em, controller), Td_s=p.duration, STEP=f"{p.rate_step:g} × APR at max offered",
-        resolution=f"{p.rate_resolution:g} × rate", P_percent=p.tolerance * 100, max_trials_per_level=p.max_confirm,
-        between_trials=f"until the controller has been silent for {p.rest:g} s (at most 120 s)")
-    run.series("number of switches", async_switches)
+    run = benchmark_run.parameters(**am.rate_parameters(em, controller)).series("number of switches", async_switches)
     deployments.on_axis(run, bmwg, controller, deployment_nodes, f"{async_switches} switches")
-    run.columns([("max_offered_rate", "Max offered rate (Ntx1/Td)"), ("loss_free_apr", "Loss-Free APR"),
-                 ("resolution_rate", "Loss-free resolution (/s)"), ("maximum_confirmed", "Confirmed ±P")])
+    run.columns(am.RATE_COLUMNS)
     run.context("preflight", am.preflight_or_skip(run, em, controller))
     ceiling = am.ceiling_or_note(run, emulator_ceiling, async_switches, "rate")
     entry = run.trials(lambda index: am.rate_repetition(em, controller, ceiling))

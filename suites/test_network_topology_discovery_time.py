@@ -24,20 +24,11 @@ MEASUREMENT_POINT = (
 def test_network_topology_discovery_time(benchmark_run, topology_emulator, discovery_controller, bmwg,
                                          deployed_topology, deployment_nodes):
     topo, p, controller = deployed_topology, bmwg.discovery, discovery_controller
-    run = benchmark_run.parameters(
-        **topology.run_parameters(controller, topo),
-        query_mode=f"poll every {p.poll_interval:g} s" if p.mode == "poll"
-        else f"wait Td = {p.wait:g} s, then one query",
-        compared=topology.compared(controller, p), identical_answers_end_trial=p.identical, timeout_s=p.timeout,
-        emulator_shards=topology_emulator.shards, host_refresh_s=p.host_refresh)
+    run = benchmark_run.parameters(**topology.discovery_parameters(controller, topo, p, topology_emulator.shards))
     run.series("number of nodes", len(topo.switches))
     deployments.on_axis(run, bmwg, controller, deployment_nodes, topo.kind)   # over the node count, when swept
-    run.columns([("nodes", "Nodes"), ("links", "Links"), ("hosts", "Hosts"), ("queries", "Queries"),
-                 ("nb_match_after_tm1_ms", "NB match after Tm1 (ms, extra)"),
-                 ("dt_last_before_match_ms", "Last LLDP before match (ms, extra)"),
-                 ("relay_latency_median_us", "Relay median (µs)")])
+    run.columns(topology.DISCOVERY_COLUMNS)
     entry = run.trials(lambda index: topology.discovery_outcome(topology_emulator, controller, topo, p))
     run.note(topology.relay_note(entry))
     run.note(topology.hosts_note(controller, p))
-    run.finish(lambda e: all(t["value"] >= 0 and t["details"]["nodes"] == len(topo.switches)
-                             for t in e["trials"] if t.get("ok")))
+    run.finish(topology.found_every_node(topo))
