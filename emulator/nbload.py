@@ -35,7 +35,6 @@ import os
 import pickle
 import select
 import selectors
-import signal
 import socket
 import subprocess
 import sys
@@ -43,11 +42,10 @@ import time
 from array import array
 from collections import deque
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Optional
 
-from .limits import signal_when_parent_dies
 from .percentile import percentile
+from .process import ChildProcess
 
 MODES = ("async", "sync")
 PROTOCOLS = ("http", "ovsdb")
@@ -568,19 +566,16 @@ def drive(spec: LoadSpec, requests: list, indices: range, connections: int, star
         w.close()
 
 
-def _child(args: list) -> subprocess.Popen:
+def _child(args: list) -> ChildProcess:
     """``python -m emulator.nbload ARGS``: a process of its own (not a fork of a process that may hold threads,
-    not a re-import of the caller's main module), ended with its parent (:func:`main`)."""
-    root = str(Path(__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
-    return subprocess.Popen([sys.executable, "-m", "emulator.nbload", *args], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, cwd=root, env=env)
+    not a re-import of the caller's main module), its standard input and output piped, ended with its parent (a
+    :class:`~emulator.process.ChildProcess`: PR_SET_PDEATHSIG, and :func:`~emulator.process.end_all` at exit)."""
+    return ChildProcess([sys.executable, "-m", "emulator.nbload", *args], name=f"nbload {args[0]}",
+                        stdin=subprocess.PIPE, stdout=subprocess.PIPE).start()
 
 
-def _end(p: subprocess.Popen) -> None:
-    if p.poll() is None:
-        p.kill()
-    p.wait(5)
+def _end(p: ChildProcess) -> None:
+    p.end(grace=0)
     for f in (p.stdin, p.stdout):
         if f is not None:
             f.close()
@@ -825,7 +820,7 @@ class NullNorthbound:
             raise ValueError(f"the null northbound listens on loopback only (got {host})")
         self.rate_cap, self.host, self.stop_after = rate_cap, host, stop_after
         self.port = 0
-        self.proc: Optional[subprocess.Popen] = None
+        self.proc: Optional[ChildProcess] = None
 
     def __enter__(self) -> "NullNorthbound":
         self.proc = _child(["null", self.host, str(self.rate_cap or 0), str(self.stop_after)])
@@ -875,8 +870,8 @@ def measure_ceiling(duration: float = 1.0, processes: int = 1, connections: int 
 
 def main(argv: list) -> int:
     """The child processes' entry: ``worker`` (a pickled job on stdin, its pickled result on stdout) or ``null HOST
-    RATE_CAP STOP_AFTER``; each ended with its parent (SIGKILL, PR_SET_PDEATHSIG: no load left behind)."""
-    signal_when_parent_dies(signal.SIGKILL)
+    RATE_CAP STOP_AFTER``; each ended with its parent (SIGKILL, PR_SET_PDEATHSIG, set by :func:`_child`'s
+    ChildProcess: no load left behind)."""
     if argv[:1] == ["worker"]:
         spec, requests, indices, connections, start_ns = pickle.load(sys.stdin.buffer)
         try:

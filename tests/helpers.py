@@ -52,8 +52,8 @@ class GarbledController:
         self.malformed = malformed
 
     def __enter__(self):
+        from emulator.process import ChildProcess
         from fixtures.ports import free_port
-        from fixtures.process import ChildProcess
         self.port = free_port()
         self.proc = ChildProcess([sys.executable, "-m", "emulator.nullctl", "--port", str(self.port), "--malformed",
                                   self.malformed], name="garbled", log=self.log).start()

@@ -183,7 +183,7 @@ class FakePopen:
 
 def FakeProc(pid, code=None):
     """A member's process without a process: its Popen is a stand-in."""
-    from fixtures.process import ChildProcess
+    from emulator.process import ChildProcess
     child = ChildProcess(["faucet"])
     child.popen = FakePopen(pid, code)
     return child

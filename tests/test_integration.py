@@ -20,6 +20,7 @@ from results_check import check_results_files
 from emulator import codec
 from emulator import commands as c
 from emulator.params import CapacityParams, RampParams
+from emulator.process import ChildProcess
 from fixtures.benchmark import Benchmark
 from fixtures.devices.base import ControllerError
 from fixtures.devices.external import ExternalController
@@ -28,7 +29,6 @@ from fixtures.devices.ryu import RyuController
 from fixtures.families.capacity import CapacityEmulator
 from fixtures.harness import BenchmarkRun, Judging, TrialOutcome, Trials
 from fixtures.ports import free_port
-from fixtures.process import ChildProcess
 from reports.results import ResultStore, load_results
 
 pytestmark = pytest.mark.component

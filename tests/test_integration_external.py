@@ -11,10 +11,10 @@ import pytest
 from helpers import PROJECT_ROOT, orphans, pytest_run, wait_gone
 from results_check import check_results_files
 
+from emulator.process import ChildProcess, wait_until
 from fixtures.devices.base import ControllerError, ControllerGone
 from fixtures.devices.external import ExternalController, answers, group_members
 from fixtures.ports import free_port
-from fixtures.process import ChildProcess, wait_until
 from reports.results import load_results
 
 pytestmark = pytest.mark.component
@@ -203,7 +203,7 @@ def test_a_stopped_or_killed_run_leaves_nothing_of_the_controller_it_started(tmp
     if how == "SIGTERM":
         assert proc.returncode == 2, text[-3000:]
         assert load_results(out / "results.json")["benchmarks"][0]["outcome"]["status"] == "interrupted"
-    # the launcher's background child too: through fixtures.lifeline it dies with the run even after SIGKILL.  The
+    # the launcher's background child too: through the lifeline it dies with the run even after SIGKILL.  The
     # controller is restarted between trials: the one the signal found may be a later one than the pid read above
     later = pidfile.read_text().strip()
     servers = sorted({server, *([int(later)] if later.isdigit() else [])})

@@ -1,4 +1,4 @@
-"""One wait and one child-process class (fixtures/process.py): ``wait_until`` on a fake clock, ``ChildProcess`` on a
+"""One wait and one child-process class (emulator/process.py): ``wait_until`` on a fake clock, ``ChildProcess`` on a
 fake ``Popen`` (no process, no sleep); one integration test starts real children."""
 
 import os
@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from fixtures import process as pr
-from fixtures.process import ChildProcess, WaitGone, WaitTimeout, describe_exit, wait_until
+from emulator import process as pr
+from emulator.process import ChildProcess, WaitGone, WaitTimeout, describe_exit, wait_until
 
 
 class Clock:

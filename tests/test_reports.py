@@ -154,7 +154,7 @@ def test_profile_errors_name_file_and_key(tmp_path, text, match):
 
 
 def test_shipped_default_profile_is_valid():
-    from fixtures.process import PROJECT_ROOT
+    from emulator.process import PROJECT_ROOT
     prof = load_profile(PROJECT_ROOT / "fixtures" / "profiles" / "default.yaml")
     assert prof["thresholds"]["control_session_capacity"] == ("min", 1000.0)
 

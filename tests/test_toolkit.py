@@ -32,6 +32,16 @@ def test_one_module_parses_yaml():
     assert parsers == ["emulator/documents.py"], parsers
 
 
+def test_every_child_process_starts_in_the_process_module():
+    """Children start through emulator/process.py's ChildProcess (group, death with the run, end_all at exit); the
+    lifeline's shell, which must stay in the lifeline's group, is the one Popen beside it, in the same module."""
+    spawns = sorted(f"{name}:{node.func.attr}" for name, node in nodes(ast.Call)
+                    if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+                    and (node.func.value.id, node.func.attr) in {("subprocess", "Popen"), ("os", "fork"),
+                                                                 ("os", "system"), ("os", "posix_spawn")})
+    assert spawns == ["emulator/process.py:Popen", "emulator/process.py:Popen"], spawns
+
+
 DEVICE_NAMES = ("controller", "cluster", "device", "member", "deployment")
 
 
