@@ -270,10 +270,15 @@ def test_an_rpc_is_sent_until_the_member_asked_can_route_it_and_other_errors_fai
             return self.answers.pop(0)
     missing = NS(status=500, body=b'{"errors":"No implementation of RPC AbsoluteSchemaPath{...add-flow} available"}')
     ok = NS(status=200, body=b"")
-    t = iter(range(100))
-    assert until_routable(Client([missing, missing, ok]), "/p", {}, sleep=lambda s: None, clock=lambda: next(t)) == 3
+    clock = [0.0]
+
+    def sleep(s):
+        clock[0] += s
+    assert until_routable(Client([missing, missing, ok]), "/p", {}, sleep=sleep, clock=lambda: clock[0]) == 0.5
     with pytest.raises(TrialFailed, match="HTTP 400"):
         until_routable(Client([NS(status=400, body=b"bad input")]), "/p", {}, sleep=lambda s: None)
-    t = iter(range(0, 1000, 10))
+    clock[0] = 0.0
+    client = Client([missing] * 200)
     with pytest.raises(TrialFailed, match="HTTP 500 .* for 30 s"):
-        until_routable(Client([missing] * 10), "/p", {}, sleep=lambda s: None, clock=lambda: next(t))
+        until_routable(client, "/p", {}, sleep=sleep, clock=lambda: clock[0])
+    assert clock[0] == 30.0 and len(client.answers) == 200 - 121      # every 0.25 s, one at 0 and one at 30 s
