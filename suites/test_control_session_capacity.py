@@ -27,4 +27,4 @@ def test_control_session_capacity(benchmark_run, capacity_emulator, controller, 
     run = capacity.start(benchmark_run, bmwg, controller)
     entry = run.trials(lambda index: capacity.capacity_trial(run, capacity_emulator, controller, index))
     capacity.conclude(run, capacity_emulator, controller, entry)
-    run.finish(lambda e: all(t["value"] <= t["details"]["attempted"] for t in e["trials"] if t.get("ok")))
+    run.finish(capacity.within_attempted)

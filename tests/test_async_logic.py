@@ -419,8 +419,9 @@ def test_generator_bound_is_judged_against_the_lower_of_the_max_mode_and_paced_c
     assert generator_bound(3.6e6, {"response_rate": 4.4e6}) and not generator_bound(3.5e6, {"response_rate": 4.4e6})
     assert generator_bound(2.56e6, {"response_rate": 4.4e6, "paced_response_rate": 5e6}) is False
     assert not generator_bound(1.0, None) and not generator_bound(1.0, {"response_rate": 0, "paced_response_rate": 0})
-    entry = {"trials": [{"index": 1, "ok": True, "details": {"generator_bound": True}},
-                        {"index": 2, "ok": True, "details": {"generator_bound": False}}]}
+    rec = {"maximum_apr": 1000.0, "loss_free_apr": 900.0, "loss_free_reason": None}
+    entry = {"trials": [{"index": 1, "ok": True, "details": {**rec, "generator_bound": True}},
+                        {"index": 2, "ok": True, "details": {**rec, "generator_bound": False}}]}
     assert "GENERATOR-BOUND in repetition(s) [1]" in generator_bound_note(entry, ceiling)
     assert "(2600000/s)" in generator_bound_note(entry, ceiling)
 

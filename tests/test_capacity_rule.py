@@ -115,7 +115,8 @@ def test_sustained_search_where_nothing_holds():
 
 
 def test_findings_rank_the_failure_modes():
-    trials = [{"ok": True, "value": 5, "details": {"failure_mode": m}} for m in (cap.EXITED, cap.EXITED, cap.REFUSES)]
+    trials = [{"ok": True, "value": 5, "details": {"ccn": 5, "attempted": 6, "failure_mode": m}}
+              for m in (cap.EXITED, cap.EXITED, cap.REFUSES)]
     out = cap.findings({"trials": trials + [{"ok": False, "value": None}]})
     assert out == {"failure_mode": cap.EXITED,
                    "failure_modes": "the process exited (2 trials), refuses new sessions (1 trial)"}

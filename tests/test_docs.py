@@ -589,7 +589,8 @@ def readme_example() -> dict:
     from reports.stats import summarize
     from reports.verdict import against_threshold
     values = [19992 - (i * 7) % 5 for i in range(30)]
-    trials = [{"index": i + 1, "value": v, "ok": True, "details": {"failure_mode": cap.EXITED, "capped": False}}
+    trials = [{"index": i + 1, "value": v, "ok": True, "details": {"ccn": v, "attempted": v + 1,
+                                                                     "failure_mode": cap.EXITED, "capped": False}}
               for i, v in enumerate(values)]
     ccn = sorted(values)[(len(values) - 1) // 2]         # the search starts at the median, as the family's does
     found = {"status": "searched", "from_ccn": ccn,

@@ -193,7 +193,8 @@ def test_a_repetition_reports_its_curve_delta_acceptance_and_growing_memory():
         [1000.0, 2000.0, 2050.0]
     assert d["accepted"] is False and d["acceptance_rate"] == 2000.0 and "grew 9.0 %/min" in out.note
     assert fam.outcome(s, row(1000.0, 1.0), P, 4, None).details["acceptance_rate"] == 1000.0
-    entry = {"trials": [{"ok": True, "index": i, "details": {"accepted": i < 19}} for i in range(20)]}
+    entry = {"trials": [{"ok": True, "index": i, "details": {"accepted": i < 19, "delta_per_cpu": 500.0,
+                                                             "client_bound": False}} for i in range(20)]}
     assert fam.acceptance_verdict(entry, P)[0] is True                # 19 of 20 = 95 %
     entry["trials"][18]["details"]["accepted"] = False
     passed, text = fam.acceptance_verdict(entry, P)
@@ -339,7 +340,8 @@ class Run:
 
 def entry_of(points, cpus=2):
     return {"trials": [{"ok": True, "index": i + 1, "value": v,
-                        "details": {"delta_per_cpu": v / cpus, "accepted": True}} for i, v in enumerate(points)]
+                        "details": {"delta_per_cpu": v / cpus, "accepted": True, "client_bound": False}}
+                       for i, v in enumerate(points)]
             + [{"ok": False, "index": 9, "value": None}]}
 
 

@@ -42,6 +42,14 @@ def test_every_child_process_starts_in_the_process_module():
     assert spawns == ["emulator/process.py:Popen", "emulator/process.py:Popen"], spawns
 
 
+def test_the_conclusions_read_trial_details_through_typed_records():
+    """A family's conclusions read its trials' details as a dataclass of the fields they use (fixtures.harness.
+    details_of), not by string key; the few generic readers left are named here."""
+    reads = sorted(name for name, node in nodes(ast.Subscript)
+                   if isinstance(node.slice, ast.Constant) and node.slice.value == "details")
+    assert reads == ["fixtures/dataplane.py", "fixtures/dataplane.py", "reports/rfc_report.py"], reads
+
+
 DEVICE_NAMES = ("controller", "cluster", "device", "member", "deployment")
 
 
