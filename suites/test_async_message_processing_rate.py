@@ -3,7 +3,6 @@
 import pytest
 
 from fixtures.families import async_msgs as am
-from fixtures.families import deployments
 from fixtures.families.async_msgs import CALIBRATED_METHOD, LOSS_FREE_RULE, SEARCH_METHOD
 
 DEFINITION = (
@@ -27,15 +26,6 @@ LOSS_FREE = {"title": "Loss-Free Asynchronous Message Processing Rate", "symbol"
                      derived={"test_async_message_processing_rate_loss_free": LOSS_FREE}, device="deployment")
 def test_async_message_processing_rate(benchmark_run, async_emulator, emulator_ceiling, bmwg, async_switches,
                                        deployment, deployment_nodes):
-    controller = deployment        # the controller alone, or a cluster of it (--cluster-nodes)
-    em = async_emulator(async_switches)
-    run = benchmark_run.parameters(**am.rate_parameters(em, controller)).series("number of switches", async_switches)
-    deployments.on_axis(run, bmwg, controller, deployment_nodes, f"{async_switches} switches")
-    run.columns(am.RATE_COLUMNS)
-    run.context("preflight", am.preflight_or_skip(run, em, controller))
-    ceiling = am.ceiling_or_note(run, emulator_ceiling, async_switches, "rate")
-    entry = run.trials(lambda index: am.rate_repetition(em, controller, ceiling))
-    run.note(am.generator_bound_note(entry, ceiling))
-    loss_free = run.derived("test_async_message_processing_rate_loss_free", am.loss_free_of)
-    run.finish(am.loss_free_within_maximum)
-    loss_free.finish()
+    # the controller alone, or a cluster of it (--cluster-nodes)
+    benchmark_run.measure(am.ProcessingRate(async_emulator(async_switches), deployment, emulator_ceiling,
+                                            async_switches, bmwg, deployment_nodes))

@@ -22,13 +22,5 @@ MEASUREMENT_POINT = (
                      measurement_point=MEASUREMENT_POINT, needs=am.NEEDS)
 def test_async_message_processing_time(benchmark_run, async_emulator, emulator_ceiling, controller,
                                        async_switches):
-    em = async_emulator(async_switches)
-    run = benchmark_run.parameters(**am.parameters(em, controller)).series("number of switches", async_switches)
-    run.columns([("nrx", "Nrx"), ("ntx", "Ntx"), ("unsuccessful_percent", "Unsuccessful %"),
-                 ("latency_median_ms", "Median (ms, extra)"), ("latency_p95_ms", "p95 (ms, extra)"),
-                 ("latency_p99_ms", "p99 (ms, extra)")])
-    run.context("preflight", am.preflight_or_skip(run, em, controller))
-    floor = am.ceiling_or_note(run, emulator_ceiling, async_switches, "time")
-    entry = run.trials(lambda index: am.time_trial(em, controller))
-    run.note(am.floor_note(entry, floor))
-    run.finish(am.answers_within_requests)
+    benchmark_run.measure(am.ProcessingTime(async_emulator(async_switches), controller, emulator_ceiling,
+                                            async_switches))

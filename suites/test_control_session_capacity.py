@@ -24,7 +24,4 @@ MEASUREMENT_POINT = (
                      unit="sessions", higher_is_better=True, definition=DEFINITION,
                      measurement_point=MEASUREMENT_POINT, needs=capacity.NEEDS)
 def test_control_session_capacity(benchmark_run, capacity_emulator, controller, bmwg):
-    run = capacity.start(benchmark_run, bmwg, controller)
-    entry = run.trials(lambda index: capacity.capacity_trial(run, capacity_emulator, controller, index))
-    capacity.conclude(run, capacity_emulator, controller, entry)
-    run.finish(capacity.within_attempted)
+    benchmark_run.measure(capacity.SessionCapacity(bmwg, capacity_emulator, controller))

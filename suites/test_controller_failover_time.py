@@ -25,8 +25,4 @@ MEASUREMENT_POINT = (
                      unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
                      device="controller_cluster", needs=failover.NEEDS)
 def test_controller_failover_time(benchmark_run, controller_cluster, path_emulator, bmwg, failover_cell):
-    p, kill = bmwg.failover, failover_cell[1]
-    trial = failover.start(benchmark_run, path_emulator, controller_cluster, p, bmwg.paths, failover_cell)
-    entry = benchmark_run.trials(lambda index: failover.outcome(failover.failover_trial(trial, p, kill, index)))
-    failover.notes(benchmark_run, entry, p)
-    benchmark_run.finish(lambda e: all(0 <= t["value"] <= p.td * 1000 for t in e["trials"] if t.get("ok")))
+    benchmark_run.measure(failover.FailoverTime(path_emulator, controller_cluster, bmwg, failover_cell))

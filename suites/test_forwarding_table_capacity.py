@@ -12,8 +12,5 @@ MEASUREMENT_POINT = "the controller's northbound flow API (interface I2): its an
                      measurement_point=MEASUREMENT_POINT, needs=paths.NEEDS)
 def test_forwarding_table_capacity(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology, ftc_mode,
                                    result_store):
-    controller = path_controller(ftc_mode)
-    trial = paths.ftc_setup(benchmark_run, path_emulator, controller, deployed_topology, bmwg.paths, ftc_mode,
-                            result_store.data)
-    benchmark_run.trials(trial)
-    benchmark_run.finish(lambda e: all(t["value"] > 0 for t in e["trials"] if t.get("ok")))
+    benchmark_run.measure(paths.ForwardingTableCapacity(path_emulator, path_controller, deployed_topology, bmwg,
+                                                        ftc_mode, result_store.data))

@@ -2,7 +2,6 @@
 
 import pytest
 
-from emulator import topology as tp
 from fixtures.families import topology
 
 DEFINITION = (
@@ -21,15 +20,4 @@ MEASUREMENT_POINT = ("the controller's northbound view compared with the deploye
                      unit="nodes", higher_is_better=True, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
                      needs=topology.NEEDS)
 def test_network_discovery_size(benchmark_run, topology_emulator, discovery_controller, bmwg):
-    p, controller = bmwg.discovery, discovery_controller
-    run = benchmark_run.parameters(
-        **topology.run_parameters(controller), topology_family=p.size_family, start_nodes=p.size_start,
-        max_nodes=p.size_max, query_interval_s=p.size_poll, timeout_s=p.timeout,
-        compared=topology.compared(controller, p),
-        identical_answers_end_trial=p.identical, search_method=f"{topology.SIZE_METHOD} (RFC 8456 A.5.2)")
-    run.columns([("links", "Links at Ns"), ("hosts", "Hosts at Ns"), ("steps", "Sizes tried"),
-                 ("first_failure", "Smallest failing size")])
-    run.trials(lambda index: topology.size_search_trial(run, topology_emulator, controller, p, index))
-    run.note(topology.hosts_note(controller, p))
-    low = tp.SIZED_FAMILIES[p.size_family]
-    run.finish(lambda e: all(low <= t["value"] <= p.size_max for t in e["trials"] if t.get("ok")))
+    benchmark_run.measure(topology.DiscoverySize(topology_emulator, discovery_controller, bmwg.discovery))

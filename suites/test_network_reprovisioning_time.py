@@ -25,9 +25,5 @@ MEASUREMENT_POINT = (
                      needs=rp.NEEDS)
 def test_network_reprovisioning_time(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology,
                                      reprov_failure):
-    topo, pp, p = deployed_topology, bmwg.paths, bmwg.reprovisioning
-    controller = path_controller("reactive")
-    trial = rp.start(benchmark_run, path_emulator, controller, topo, pp, p, reprov_failure)
-    entry = benchmark_run.trials(lambda index: rp.outcome(rp.reprovisioning_trial(trial, p, reprov_failure, index)))
-    rp.notes(benchmark_run, entry)
-    benchmark_run.finish(lambda e: all(0 <= t["value"] <= p.td * 1000 for t in e["trials"] if t.get("ok")))
+    benchmark_run.measure(rp.ReprovisioningTime(path_emulator, path_controller, deployed_topology, bmwg,
+                                                reprov_failure))

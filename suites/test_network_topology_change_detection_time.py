@@ -24,15 +24,5 @@ MEASUREMENT_POINT = (
                      measurement_point=MEASUREMENT_POINT, needs=topology.NEEDS)
 def test_network_topology_change_detection_time(benchmark_run, topology_emulator, discovery_controller, bmwg,
                                                 deployed_topology, change_event):
-    topo, p, controller = deployed_topology, bmwg.discovery, discovery_controller
-    run = benchmark_run.parameters(
-        **topology.run_parameters(controller, topo), change="a link goes down" if change_event == "link"
-        else "a switch fails", td_s=p.change_td, northbound_poll_s=p.change_poll, settle_s=p.settle)
-    run.series("number of nodes", len(topo.switches))
-    run.columns([("event", "Change"), ("target", "Target"), ("notices", "Notifications"),
-                 ("rediscovery_at_touched_switch_ms", "LLDP to a touched switch (ms, extra)"),
-                 ("first_message_ms", "First message (ms, extra)"),
-                 ("northbound_reflects_ms", "Northbound reflects (ms, extra)")])
-    entry = run.trials(lambda index: topology.change_outcome(topology_emulator, controller, topo, p, change_event))
-    run.note(topology.periodic_note(entry))
-    run.finish(lambda e: all(0 <= t["value"] <= p.change_td * 1000 for t in e["trials"] if t.get("ok")))
+    benchmark_run.measure(topology.ChangeDetectionTime(topology_emulator, discovery_controller, deployed_topology,
+                                                       bmwg.discovery, change_event))

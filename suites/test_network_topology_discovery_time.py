@@ -2,7 +2,7 @@
 
 import pytest
 
-from fixtures.families import deployments, topology
+from fixtures.families import topology
 
 DEFINITION = (
     "DT = Tmn − Tm1. Tm1: the first discovery PACKET_OUT (LLDP or BDDP) the emulator reads from the controller. "
@@ -23,12 +23,6 @@ MEASUREMENT_POINT = (
                      needs=topology.NEEDS, device="deployment")
 def test_network_topology_discovery_time(benchmark_run, topology_emulator, discovery_controller, bmwg,
                                          deployed_topology, deployment_nodes):
-    topo, p, controller = deployed_topology, bmwg.discovery, discovery_controller
-    run = benchmark_run.parameters(**topology.discovery_parameters(controller, topo, p, topology_emulator.shards))
-    run.series("number of nodes", len(topo.switches))
-    deployments.on_axis(run, bmwg, controller, deployment_nodes, topo.kind)   # over the node count, when swept
-    run.columns(topology.DISCOVERY_COLUMNS)
-    entry = run.trials(lambda index: topology.discovery_outcome(topology_emulator, controller, topo, p))
-    run.note(topology.relay_note(entry))
-    run.note(topology.hosts_note(controller, p))
-    run.finish(topology.found_every_node(topo))
+    # over the node count, or over the deployments' node counts when the run sweeps them
+    benchmark_run.measure(topology.DiscoveryTime(topology_emulator, discovery_controller, deployed_topology, bmwg,
+                                                 deployment_nodes))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fixtures.families import deployments, paths
+from fixtures.families import paths
 
 DEFINITION = (
     "PPR = Ndf / Td, from data-plane observation of path activation (as the RFC asks). The table-miss action is "
@@ -20,19 +20,5 @@ MEASUREMENT_POINT = ("northbound client at I2 (Td starts at the first request) a
                      needs=paths.PROACTIVE, device="deployment")
 def test_proactive_path_provisioning_rate(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology,
                                           deployment_nodes):
-    topo, p = deployed_topology, bmwg.paths
-    controller = path_controller("proactive")
-    trial = paths.start_run(
-        benchmark_run, controller, topo, p, "proactive", path_emulator,
-        parameters={"paths_requested": p.path_flows, "offered_rate_fps": p.probe_rate, "td_s": p.rate_td,
-                    "nb_workers": p.nb_workers},
-        columns=[("ndf", "Ndf"), ("paths_requested", "Paths requested in Td"),
-                 ("sb_rate", "Paths/s at I1 (control plane)"), ("nb_request_rate", "NB requests/s"),
-                 ("nb_errors", "NB errors"), ("path_switches", "Devices in path")])
-    deployments.on_axis(benchmark_run, bmwg, controller, deployment_nodes, topo.kind)
-    entry = benchmark_run.trials(lambda index: paths.time_outcome(
-        paths.proactive_rate_trial(paths.with_northbound(trial), index), "ppr"))
-    paths.finish_run(benchmark_run, entry,
-                     [("nb_request_rate", "northbound flow requests answered per second"),
-                      ("sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")],
-                     lambda v: v > 0)
+    benchmark_run.measure(paths.ProactiveRate(path_emulator, path_controller, deployed_topology, bmwg,
+                                              deployment_nodes))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fixtures.families import deployments, paths
+from fixtures.families import paths
 
 DEFINITION = (
     "PPT = Tdf1 − Tsf1 (the RFC body's definition). Tsf1: the first northbound request that installs the path, sent "
@@ -21,17 +21,5 @@ MEASUREMENT_POINT = (
                      needs=paths.PROACTIVE, device="deployment")
 def test_proactive_path_provisioning_time(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology,
                                           deployment_nodes):
-    topo, p = deployed_topology, bmwg.paths
-    controller = path_controller("proactive")
-    trial = paths.start_run(
-        benchmark_run, controller, topo, p, "proactive", path_emulator,
-        parameters={"stream_rate_fps": p.rate, "td_s": p.td},
-        columns=[("path_switches", "Devices in path"), ("nb_requests", "NB requests"),
-                 ("nb_requests_ms", "NB requests answered (ms)"),
-                 ("data_plane_ms", "NB request → first frame at TP2 (ms)")])
-    deployments.on_axis(benchmark_run, bmwg, controller, deployment_nodes, topo.kind)
-    entry = benchmark_run.trials(lambda index: paths.time_outcome(
-        paths.proactive_time_trial(paths.with_northbound(trial), index), "ppt_ms"))
-    paths.finish_run(benchmark_run, entry,
-                     [("data_plane_ms", "data-plane variant (first NB request to first frame at TP2), ms")],
-                     lambda v: v >= 0)
+    benchmark_run.measure(paths.ProactiveTime(path_emulator, path_controller, deployed_topology, bmwg,
+                                              deployment_nodes))

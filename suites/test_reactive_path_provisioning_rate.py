@@ -18,18 +18,4 @@ MEASUREMENT_POINT = "test ports TP1 (send) and TP2 (receive) on the emulator's m
                      unit="paths/s", higher_is_better=True, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
                      needs=paths.REACTIVE)
 def test_reactive_path_provisioning_rate(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
-    topo, p = deployed_topology, bmwg.paths
-    controller = path_controller("reactive")
-    trial = paths.start_run(
-        benchmark_run, controller, topo, p, "reactive", path_emulator,
-        parameters={"offered_rate_pairs_per_s": p.offered_rate, "td_s": p.rate_td,
-                    "unique_pairs_per_trial": int(p.offered_rate * p.rate_td)},
-        columns=[("ndf", "Ndf"), ("offered_rate_measured", "Offered rate (measured, pairs/s)"),
-                 ("sb_rate", "Paths/s at I1 (control plane)"), ("reached_after_td", "Paths after Td"),
-                 ("path_switches", "Devices in path")])
-    entry = benchmark_run.trials(lambda index: paths.time_outcome(
-        paths.reactive_rate_trial(trial, index), "rpr"))
-    paths.finish_run(benchmark_run, entry,
-                     [("offered_rate_measured", "offered rate as sent by TP1, pairs/s"),
-                      ("sb_rate", "paths completed at I1 within Td (every path switch's FLOW_MOD read), per s")],
-                     lambda v: 0 < v <= p.offered_rate * 1.05)
+    benchmark_run.measure(paths.ReactiveRate(path_emulator, path_controller, deployed_topology, bmwg))

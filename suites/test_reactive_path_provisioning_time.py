@@ -21,16 +21,4 @@ MEASUREMENT_POINT = (
                      unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
                      needs=paths.REACTIVE)
 def test_reactive_path_provisioning_time(benchmark_run, path_emulator, path_controller, bmwg, deployed_topology):
-    topo, p = deployed_topology, bmwg.paths
-    controller = path_controller("reactive")
-    trial = paths.start_run(
-        benchmark_run, controller, topo, p, "reactive", path_emulator,
-        parameters={"stream_rate_fps": p.rate, "td_s": p.td},
-        columns=[("path_switches", "Devices in path"), ("provisioned_switches", "Switches provisioned"),
-                 ("data_plane_ms", "TP1 → TP2 first frame (ms, data plane)"),
-                 ("flow_mods_for_flow", "FLOW_MODs for the flow")])
-    entry = benchmark_run.trials(lambda index: paths.time_outcome(
-        paths.reactive_time_trial(trial, index), "rpt_ms"))
-    paths.finish_run(benchmark_run, entry,
-                     [("data_plane_ms", "data-plane variant (A.4.4: first frame from TP1 to first frame at TP2), ms")],
-                     lambda v: v >= 0)
+    benchmark_run.measure(paths.ReactiveTime(path_emulator, path_controller, deployed_topology, bmwg))

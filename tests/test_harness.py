@@ -389,3 +389,56 @@ def test_the_run_record_names_only_the_cpus_the_suite_pinned():
     assert cpu_affinity("embedded", (1,), (0,)) == {"controller": [1], "emulator": [0]}
     assert cpu_affinity("external", (1,), (0,)) == {"emulator": [0]}
     assert cpu_affinity("embedded", (), ()) == "not pinned"
+
+
+def test_a_check_that_answers_false_fails_the_benchmark_naming_what_it_checks(tmp_path):
+    # A suite's check written as a predicate (``lambda e: all(...)``) was called and its False ignored: a check
+    # that could not fail.  False now fails the benchmark as implausible, with the check's docstring or name.
+    def no_more_sessions_than_attempted(entry):
+        """a trial counted more sessions than it attempted"""
+        return False
+
+    for check, says in ((no_more_sessions_than_attempted, "a trial counted more sessions than it attempted"),
+                        (lambda e: all(t["value"] > 0 for t in e["trials"]), "the check <lambda> failed")):
+        run = make_run(tmp_path, repetitions=1)
+        run.trials(lambda i: TrialOutcome(-1.0))
+        with pytest.raises(AssertionError, match=says):
+            run.finish(check)
+        assert run.result["outcome"] == {"status": "failed", "reason": f"implausible result: {says}"}
+
+
+def test_a_procedure_is_prepared_measured_concluded_and_checked_in_that_order(tmp_path):
+    from fixtures.harness import Procedure
+    said = []
+
+    class Toy(Procedure):
+        def prepare(self, run):
+            said.append("prepare")
+            run.parameters(offered=3)
+
+        def trial(self, index):
+            said.append(f"trial {index}")
+            return TrialOutcome(float(index))
+
+        def conclude(self, run, entry):
+            said.append(f"conclude {len(entry['trials'])}")
+            return [run.derived("test_y", pick=lambda t: (t["value"] * 2, ""))]
+
+        def plausible(self, entry):
+            """a value above the number of trials"""
+            said.append("check")
+            return all(t["value"] <= 2 for t in entry["trials"])
+
+    run = make_run(tmp_path, repetitions=2)
+    entry = run.measure(Toy())
+    assert said == ["prepare", "trial 1", "trial 2", "conclude 2", "check"]
+    assert entry["parameters"]["offered"] == 3 and entry["outcome"]["status"] == "passed"
+
+    class Implausible(Toy):
+        def plausible(self, entry):
+            """a value above the number of trials"""
+            return False
+
+    run = make_run(tmp_path, repetitions=1)
+    with pytest.raises(AssertionError, match="a value above the number of trials"):
+        run.measure(Implausible())
