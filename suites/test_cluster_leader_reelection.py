@@ -27,5 +27,4 @@ MEASUREMENT_POINT = (
                      unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
                      device="ovn_cluster", needs=reelection.NEEDS, settings=("slack",))
 def test_cluster_leader_reelection(benchmark_run, ovn_cluster, bmwg, election_timer):
-    reelection.reelection_trials(benchmark_run, ovn_cluster, bmwg.cluster, bmwg.profile, election_timer)
-    benchmark_run.finish()
+    benchmark_run.measure(reelection.LeaderReelection(ovn_cluster, bmwg.cluster, bmwg.profile, election_timer))

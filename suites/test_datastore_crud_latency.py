@@ -23,7 +23,5 @@ MEASUREMENT_POINT = "the client (northbound interface): perf_counter around each
                      higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
                      device="crud_cluster", needs=datastore.NEEDS)
 def test_datastore_crud_latency(benchmark_run, crud_cluster, bmwg, datastore_crud_cell):
-    _nodes, _strategy, role = datastore_crud_cell
-    datastore.start(benchmark_run, crud_cluster)      # booted by the strategy's first cell
-    datastore.crud_trials(benchmark_run, crud_cluster, bmwg.datastore, role)
-    benchmark_run.finish()
+    # the cluster: booted by the strategy's first cell
+    benchmark_run.measure(datastore.CrudLatency(crud_cluster, bmwg.datastore, datastore_crud_cell[2]))

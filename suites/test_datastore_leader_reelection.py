@@ -26,7 +26,4 @@ MEASUREMENT_POINT = (
                      unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
                      device="reelection_cluster", needs=datastore.NEEDS)
 def test_datastore_leader_reelection(benchmark_run, reelection_cluster, bmwg, datastore_reelection_cell):
-    _nodes, _strategy, timeout_s = datastore_reelection_cell
-    datastore.start(benchmark_run, reelection_cluster)
-    datastore.reelection_trials(benchmark_run, reelection_cluster, bmwg.datastore, timeout_s)
-    benchmark_run.finish()
+    benchmark_run.measure(datastore.LeaderReelection(reelection_cluster, bmwg.datastore, datastore_reelection_cell[2]))

@@ -24,7 +24,5 @@ MEASUREMENT_POINT = ("the client (northbound interface): perf_counter around eac
                      higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
                      device="rpc_cluster", needs=datastore.NEEDS)
 def test_datastore_routed_rpc_latency(benchmark_run, rpc_cluster, rpc_emulator, bmwg, datastore_rpc_cell):
-    _nodes, _strategy, role = datastore_rpc_cell
-    datastore.start(benchmark_run, rpc_cluster)      # booted by the CRUD cells, or by the strategy's first cell
-    datastore.rpc_trials(benchmark_run, rpc_cluster, rpc_emulator, bmwg.datastore, role)
-    benchmark_run.finish()
+    # the cluster: booted by the CRUD cells, or by the strategy's first cell
+    benchmark_run.measure(datastore.RoutedRpcLatency(rpc_cluster, rpc_emulator, bmwg.datastore, datastore_rpc_cell[2]))

@@ -24,6 +24,4 @@ DEFINITION = (
                      higher_is_better=True, definition=DEFINITION, needs=dos.NEEDS,
                      measurement_point="as the underlying test's (test ports, the emulator at I1, or the northbound)")
 def test_denial_of_service_handling(benchmark_run, bmwg, deployed_topology, dos_cell, request):
-    cell = dos.DosCell(benchmark_run, request, bmwg, deployed_topology, dos_cell)
-    cell.conclude(benchmark_run.trials(cell.trial))
-    benchmark_run.finish()
+    benchmark_run.measure(dos.DosCell(request, bmwg, deployed_topology, dos_cell))

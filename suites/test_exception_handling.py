@@ -21,6 +21,4 @@ DEFINITION = (
                      higher_is_better=True, definition=DEFINITION, needs=exceptions.NEEDS,
                      measurement_point="as the underlying test's (test ports, or the emulator at I1)")
 def test_exception_handling(benchmark_run, bmwg, deployed_topology, exception_cell, request):
-    cell = exceptions.ExceptionCell(benchmark_run, request, bmwg, deployed_topology, exception_cell)
-    cell.conclude(benchmark_run.trials(cell.trial))
-    benchmark_run.finish()
+    benchmark_run.measure(exceptions.ExceptionCell(request, bmwg, deployed_topology, exception_cell))

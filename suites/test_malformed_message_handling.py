@@ -7,8 +7,6 @@ a probe session while a sentinel session and a fresh handshake watch the control
 
 import pytest
 
-from emulator import codec
-from emulator import malformed as mf
 from fixtures.families import screen as rs
 
 DEFINITION = (
@@ -29,16 +27,4 @@ MEASUREMENT_POINT = (
                      symbol="RS", unit="%", higher_is_better=True, definition=DEFINITION,
                      measurement_point=MEASUREMENT_POINT, repetitions="screen.runs", needs=rs.NEEDS)
 def test_malformed_message_handling(benchmark_run, emulator_pool, controller, bmwg):
-    p = bmwg.screen
-    screen = rs.Screen(emulator_pool, p, bmwg.openflow, controller, progress=benchmark_run.progress,
-                       known=bmwg.known_findings)
-    if not screen.kinds:
-        benchmark_run.skip(f"--malformed-kinds {p.kinds!r} names no kind for OpenFlow "
-                           f"{codec.VERSION_NAMES[bmwg.openflow]}")
-    run = benchmark_run.parameters(
-        **{k: v for k, v in p.report().items() if k != "settle_s"}, openflow=codec.VERSION_NAMES[bmwg.openflow],
-        kinds_screened=len(screen.kinds), catalogue_size=len(mf.CATALOGUE),
-        known_findings_listed=sorted(bmwg.known_findings))
-    run.columns([("screened", "Kinds screened"), ("passed", "Passed"), ("conformant", "Conformant")])
-    rs.screen_trials(run, screen, bmwg.known_findings, bmwg.openflow)
-    run.finish()
+    benchmark_run.measure(rs.Robustness(emulator_pool, bmwg, controller))

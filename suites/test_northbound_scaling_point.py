@@ -28,17 +28,5 @@ MEASUREMENT_POINT = (
                      measurement_point=MEASUREMENT_POINT, needs=nbload.NEEDS, device="nb_device")
 def test_northbound_scaling_point(request, benchmark_run, nb_device, path_emulator, bmwg, nb_cell, generator_ceiling,
                                   nb_alone):
-    p = bmwg.nbload
-    mode, topology, nodes = nb_cell
-    ceiling = nbload.open_cell(benchmark_run, bmwg, nb_cell, generator_ceiling)
-    if nodes == 1:
-        target = nbload.standalone(request.getfixturevalue("path_controller")("proactive"))
-    else:
-        nbload.start_cluster(benchmark_run, nb_device)
-        target = nbload.clustered(nb_device)
-    path_emulator.fabric = nbload.flow_fabric()
-    benchmark_run.parameters(**nbload.run_parameters(target, p, mode, topology))
-    entry = benchmark_run.trials(lambda index: nbload.scaling_repetition(
-        path_emulator, target, p, mode, topology, ceiling, benchmark_run.progress))
-    nbload.close_cell(benchmark_run, entry, nb_cell, p, nb_alone, bmwg.run.controller.kind)
-    benchmark_run.finish(lambda e: all(t["value"] > 0 for t in e["trials"] if t.get("ok")))
+    benchmark_run.measure(nbload.ScalingPoint(request, path_emulator, nb_device, bmwg, nb_cell, generator_ceiling,
+                                              nb_alone))

@@ -29,5 +29,4 @@ MEASUREMENT_POINT = (
                      unit="ms", higher_is_better=False, definition=DEFINITION, measurement_point=MEASUREMENT_POINT,
                      device="ovn_central", repetitions="ovn.runs", needs=ovn_nb.NEEDS)
 def test_ovn_northbound_provisioning(benchmark_run, ovn_central, bmwg, ovn_concurrency):
-    ovn_nb.provisioning_trials(benchmark_run, ovn_central, bmwg.ovn, ovn_concurrency)
-    benchmark_run.finish()
+    benchmark_run.measure(ovn_nb.Provisioning(ovn_central, bmwg.ovn, ovn_concurrency))

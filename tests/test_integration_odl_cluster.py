@@ -79,20 +79,16 @@ def test_one_odl_cluster_boot_serves_failover_reelection_crud_and_routed_rpcs_an
         # the datastore extras, as suites/test_datastore_*.py run them
         ds = DatastoreParams(crud_requests=20, rpc_requests=20)
         run = run_of("test_datastore_leader_reelection")
-        datastore.start(run, cluster)
-        datastore.reelection_trials(run, cluster, ds, 2.0)
-        run.finish()
+        run.measure(datastore.LeaderReelection(cluster, ds, 2.0))
         assert cluster.unsettled() is None           # the killed member is back and the shards agree
         for role in ("leader", "follower"):
             run = run_of("test_datastore_crud_latency", variant=role)
-            datastore.crud_trials(run, cluster, ds, role)
-            run.finish()
+            run.measure(datastore.CrudLatency(cluster, ds, role))
         rpc_em = TopologyEmulator(lambda: shard_pool, codec.OFP13, RampParams(), 1, RPC_FABRIC)
         try:
             for role in ("owner", "non-owner"):
                 run = run_of("test_datastore_routed_rpc_latency", variant=role)
-                datastore.rpc_trials(run, cluster, rpc_em, ds, role)
-                run.finish()
+                run.measure(datastore.RoutedRpcLatency(cluster, rpc_em, ds, role))
         finally:
             rpc_em.withdraw()
     finally:

@@ -383,13 +383,12 @@ def test_the_datastore_extras_entries_validate_as_their_family_writes_them(tmp_p
         "flow_mods_at_switch": p.rpc_requests, "routable_after_s": 0.0, "rpc_ms": latencies(500.0)}) if ok
         else failed)
     p, cluster = datastore.DatastoreParams(), DatastoreCluster()
-    made = {"test_datastore_leader_reelection": lambda run: datastore.reelection_trials(run, cluster, p, 1.0),
-            "test_datastore_crud_latency": lambda run: datastore.crud_trials(run, cluster, p, "follower"),
-            "test_datastore_routed_rpc_latency": lambda run: datastore.rpc_trials(run, cluster, None, p, "non-owner")}
-    for name, trials in made.items():
+    made = {"test_datastore_leader_reelection": datastore.LeaderReelection(cluster, p, 1.0),
+            "test_datastore_crud_latency": datastore.CrudLatency(cluster, p, "follower"),
+            "test_datastore_routed_rpc_latency": datastore.RoutedRpcLatency(cluster, None, p, "non-owner")}
+    for name, procedure in made.items():
         store, run = datastore_run(tmp_path, name)
-        datastore.start(run, cluster)
-        trials(run)
+        run.measure(procedure, finish=False)
         data = load_results(store.path)            # as written to results.json
         row = data["benchmarks"][0]["datastore"]
         assert row["nodes"] == 3 and (row.get("terms_mean", row.get("rpc", row.get("create"))) is None) != ok

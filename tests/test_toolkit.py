@@ -124,3 +124,30 @@ def test_one_reader_of_ovsdbs_json_stream():
     classes = sorted(f"{name}:{node.name}" for name, node in nodes(ast.ClassDef) if "json" in node.name.lower()
                      and "stream" in node.name.lower())
     assert readers == ["emulator/nbload.py"] and classes == ["emulator/nbload.py:JsonStream"], (readers, classes)
+
+
+def code_lines(name: str) -> int:
+    """A module's lines of code: not blank, not a comment, not in a docstring."""
+    tree, text = TREES[name], (ROOT / name).read_text().splitlines()
+    docs = {n for node in ast.walk(tree) if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+            for n in range(node.body[0].lineno, node.body[0].end_lineno + 1)}
+    return sum(1 for i, line in enumerate(text, 1) if line.strip() and not line.strip().startswith("#")
+               and i not in docs)
+
+
+def test_every_suite_has_one_shape_and_states_only_its_own():
+    # Issue 43: every suite is its identity (the rfc8456 marker, its definition) and one statement, its family's
+    # Procedure driven by the run's one trial loop: benchmark_run.measure(family.Procedure(fixtures...)).
+    suites = sorted(name for name in TREES if name.startswith("suites/test_"))
+    assert len(suites) >= 23, suites
+    for name in suites:
+        (test,) = [n for n in TREES[name].body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
+        (statement,) = test.body
+        call = statement.value
+        assert (isinstance(statement, ast.Expr) and isinstance(call, ast.Call)
+                and ast.unparse(call.func) == "benchmark_run.measure" and len(call.args) == 1
+                and isinstance(call.args[0], ast.Call) and isinstance(call.args[0].func, ast.Attribute)), name
+        assert code_lines(name) <= 30, (name, code_lines(name))
+    for name, node in nodes(ast.Attribute):
+        assert not (name.startswith("suites/") and node.attr in ("trials", "finish", "derived")), name
