@@ -20,25 +20,36 @@ Pure: the entries are plain data (results.json); nothing here imports the harnes
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 from .outcome import judge
 from .results import lower_bound_trials
 
 
-def grid(table: str, title: str, intro: str, *, row: str, column: str, column_order, comparisons: tuple = (),
-         show_test: bool = False, cell_notes: tuple = (), legend: Optional[dict] = None,
-         footnote: str = "") -> dict:
+@dataclass(frozen=True)
+class Grid:
+    """A grid table's own declaration, which every cell of it repeats: its id, title and introduction, whether a
+    cell names its test's p-value, and the footnote under it."""
+    id: str
+    title: str
+    intro: str
+    show_test: bool = False
+    footnote: str = ""
+
+
+def grid(table: Grid, *, row: str, column: str, column_order, comparisons: tuple = (), cell_notes: tuple = (),
+         legend: Optional[dict] = None) -> dict:
     """The declaration of one cell of the grid ``table``.  ``comparisons``: ({"label": "vs none: ", "key":
     "against_without_attacks", "from_column": None}, ...); ``legend``: {"header": [...], "key": ..., "row":
     [...]}."""
-    out = {"id": table, "layout": "grid", "title": title, "intro": intro, "row": row, "column": column,
-           "column_order": column_order, "comparisons": [dict(c) for c in comparisons], "show_test": show_test,
-           "cell_notes": list(cell_notes)}
+    out = {"id": table.id, "layout": "grid", "title": table.title, "intro": table.intro, "row": row,
+           "column": column, "column_order": column_order, "comparisons": [dict(c) for c in comparisons],
+           "show_test": table.show_test, "cell_notes": list(cell_notes)}
     if legend:
         out["legend"] = legend
-    if footnote:
-        out["footnote"] = footnote
+    if table.footnote:
+        out["footnote"] = table.footnote
     return out
 
 
