@@ -442,3 +442,16 @@ def test_a_procedure_is_prepared_measured_concluded_and_checked_in_that_order(tm
     run = make_run(tmp_path, repetitions=1)
     with pytest.raises(AssertionError, match="a value above the number of trials"):
         run.measure(Implausible())
+
+
+def test_an_extra_trial_keeps_the_trial_rules_and_stays_out_of_the_trials(tmp_path):
+    # Issue 43: the sustained-capacity search's steps ran outside the trial loop, unsampled and unjudged.
+    run = make_run(tmp_path, repetitions=1)
+    run.trials(lambda i: TrialOutcome(7.0))
+    step = run.extra_trial(lambda: TrialOutcome(3.0, details={"held": True}))
+    assert step["ok"] and step["details"] == {"held": True} and len(run.result["trials"]) == 1
+    silent = make_run(tmp_path, controller=FakeController(answers=False), repetitions=1)
+    step = silent.extra_trial(lambda: TrialOutcome(3.0))
+    assert not step["ok"] and "the controller stopped answering during the trial" in step["reason"]
+    counted = silent.extra_trial(lambda: TrialOutcome(3.0, controller_exit_counted=True))
+    assert counted["ok"] and counted["value"] == 3.0      # a step that counts the controller's end as its figure
