@@ -449,9 +449,9 @@ def test_an_extra_trial_keeps_the_trial_rules_and_stays_out_of_the_trials(tmp_pa
     run = make_run(tmp_path, repetitions=1)
     run.trials(lambda i: TrialOutcome(7.0))
     step = run.extra_trial(lambda: TrialOutcome(3.0, details={"held": True}))
-    assert step["ok"] and step["details"] == {"held": True} and len(run.result["trials"]) == 1
+    assert step.details == {"held": True} and len(run.result["trials"]) == 1
     silent = make_run(tmp_path, controller=FakeController(answers=False), repetitions=1)
-    step = silent.extra_trial(lambda: TrialOutcome(3.0))
-    assert not step["ok"] and "the controller stopped answering during the trial" in step["reason"]
+    with pytest.raises(TrialFailed, match="the controller stopped answering during the trial"):
+        silent.extra_trial(lambda: TrialOutcome(3.0))
     counted = silent.extra_trial(lambda: TrialOutcome(3.0, controller_exit_counted=True))
-    assert counted["ok"] and counted["value"] == 3.0      # a step that counts the controller's end as its figure
+    assert counted.value == 3.0      # a step that counts the controller's end as its figure
