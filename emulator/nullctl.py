@@ -79,6 +79,8 @@ import struct
 import sys
 import time
 from collections import deque
+from dataclasses import dataclass
+from typing import Optional, Union
 
 from twisted.internet.protocol import Factory, Protocol
 
@@ -417,54 +419,118 @@ def parse_malformed(text: str) -> tuple:
     return when, what
 
 
-class NullControllerFactory(Factory):
-    """``clock``: the reactor's IReactorTime (default: the global reactor, looked up only when
-    ``delay_ms`` or ``rate_cap`` needs it); tests pass a ``task.Clock``.  ``malformed``:
-    ``"WHEN:WHAT"`` or ``(when, what)``."""
+@dataclass(frozen=True)
+class Behaviour:
+    """How a null controller behaves, beside answering every PACKET_IN at once: one value for its command line
+    (:meth:`arguments`, :meth:`from_args`), its factory and the suite's device (fixtures/devices/null.py).
+    ``session_limit``/``limit_mode``: past ``session_limit`` open sessions, the new one is refused (stop
+    listening), closed or left silent, or the controller collapses: it exits (``crash``), stops serving anything
+    (``stall``), or closes every session and serves anew (``close-all``).  ``hold_limit``/``hold_after``: more than
+    ``hold_limit`` sessions open for ``hold_after`` seconds collapse it the ``limit_mode`` way (a controller that
+    establishes more sessions than it can keep).  ``answer``: a PACKET_OUT, nothing, or LLDP rounds every
+    ``lldp_period`` s; ``delay_ms``/``rate_cap``: every answer that late, at most that many a second (the rest
+    queued); ``malformed``: ``"WHEN:WHAT"`` (or ``(when, what)``), one message replaced by a malformed one."""
+    answer: str = "packet_out"
+    session_limit: Optional[int] = None
+    limit_mode: str = "refuse"
+    hold_limit: Optional[int] = None
+    hold_after: float = 1.0
+    delay_ms: float = 0.0
+    rate_cap: Optional[float] = None
+    malformed: Union[str, tuple, None] = None
+    lldp_period: float = 0.0
 
-    def __init__(self, versions=(codec.OFP10, codec.OFP13), limit=None, mode="refuse", answer="packet_out",
-                 clock=None, delay_ms: float = 0.0, rate_cap: float | None = None, queue_limit: int = QUEUE_LIMIT,
-                 malformed=None, backlog: int | None = None, hold_limit: int | None = None, hold_after: float = 1.0,
-                 collapse_action=None):
-        """``limit``/``mode``: past ``limit`` open sessions, the new one is refused (stop listening), closed or left
-        silent, or the controller collapses: it exits (``crash``), stops serving anything (``stall``), or closes
-        every session and serves anew (``close-all``).  ``hold_limit``/``hold_after``: more than ``hold_limit``
-        sessions open for ``hold_after`` seconds collapse it the ``mode`` way (a controller that establishes more
-        sessions than it can keep).  ``collapse_action(mode, why)`` replaces the process-level crash and stall
-        (tests)."""
+    def __post_init__(self):
+        if self.answer not in ANSWERS:
+            raise ValueError(f"answer {self.answer!r}: expected one of {', '.join(ANSWERS)}")
+        if self.limit_mode not in LIMIT_MODES:
+            raise ValueError(f"limit_mode {self.limit_mode!r}: expected one of {', '.join(LIMIT_MODES)}")
+        if self.hold_limit is not None and self.limit_mode not in COLLAPSES:
+            raise ValueError(f"hold_limit needs a collapsing mode ({', '.join(COLLAPSES)}), not {self.limit_mode!r}")
+        if self.delay_ms < 0:
+            raise ValueError(f"delay_ms {self.delay_ms!r} is negative")
+        if self.rate_cap is not None and not self.rate_cap > 0:
+            raise ValueError(f"rate_cap {self.rate_cap!r} is not a positive rate")
+
+    @property
+    def malformation(self) -> tuple:
+        """(when, what) of ``malformed``, or (None, None)."""
+        if isinstance(self.malformed, str):
+            return parse_malformed(self.malformed)
+        return tuple(self.malformed) if self.malformed else (None, None)
+
+    @property
+    def queued(self) -> bool:
+        """Whether its answers wait in the pacing queue (a delay or a rate cap)."""
+        return self.delay_ms > 0 or self.rate_cap is not None
+
+    def arguments(self) -> list:
+        """The command line's options for this behaviour (the defaults left out)."""
+        out: list = []
+        if self.session_limit is not None:
+            out += ["--session-limit", str(self.session_limit)]
+        if self.session_limit is not None or self.hold_limit is not None:
+            out += ["--limit-mode", self.limit_mode]
+        if self.hold_limit is not None:
+            out += ["--hold-limit", str(self.hold_limit), "--hold-after", repr(self.hold_after)]
+        if self.answer != "packet_out":
+            out += ["--answer", self.answer]
+        if self.answer == "lldp" and self.lldp_period:
+            out += ["--lldp-period", repr(self.lldp_period)]
+        if self.delay_ms:
+            out += ["--delay-ms", repr(self.delay_ms)]
+        if self.rate_cap:
+            out += ["--rate-cap", repr(self.rate_cap)]
+        if self.malformed:
+            when, what = self.malformation
+            out += ["--malformed", f"{when}:{what}"]
+        return out
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "Behaviour":
+        return cls(answer=args.answer, session_limit=args.session_limit, limit_mode=args.limit_mode,
+                   hold_limit=args.hold_limit, hold_after=args.hold_after, delay_ms=args.delay_ms,
+                   rate_cap=args.rate_cap, malformed=args.malformed, lldp_period=args.lldp_period)
+
+
+NO_BEHAVIOUR = Behaviour()     # a PACKET_OUT for every PACKET_IN, at once, to any number of sessions
+
+
+class NullControllerFactory(Factory):
+    """A null controller's sessions, behaving as ``behaviour`` (:class:`Behaviour`) says.  ``clock``: the reactor's
+    IReactorTime (default: the global reactor, looked up only when a delay or a rate cap needs it); tests pass a
+    ``task.Clock``.  ``queue_limit``/``backlog``: the pacing queue's bounds (the command line's
+    ``--queue-limit``/``--backlog``).  ``collapse_action(mode, why)`` replaces the process-level crash and stall
+    (tests)."""
+
+    def __init__(self, versions=(codec.OFP10, codec.OFP13), behaviour: Behaviour = NO_BEHAVIOUR, clock=None,
+                 queue_limit: int = QUEUE_LIMIT, backlog: int | None = None, collapse_action=None):
+        b = self.behaviour = behaviour
         self.versions = tuple(versions)
-        self.answer = answer == "packet_out"
-        self.lldp = answer == "lldp"
+        self.answer = b.answer == "packet_out"
+        self.lldp = b.answer == "lldp"
         self.probed: list = []
-        self.limit = limit
-        self.mode = mode
+        self.limit = b.session_limit
+        self.mode = b.limit_mode
         self.open = 0
         self.port = None
         self.sessions: set = set()
-        if hold_limit is not None and mode not in COLLAPSES:
-            raise ValueError(f"hold_limit needs a collapsing mode ({', '.join(COLLAPSES)}), not {mode!r}")
-        self.hold_limit, self.hold_after = hold_limit, hold_after
+        self.hold_limit, self.hold_after = b.hold_limit, b.hold_after
         self._hold_call = None
         self.collapses = 0
         self.collapse_action = collapse_action or _collapse_process
-        if delay_ms < 0:
-            raise ValueError(f"delay_ms {delay_ms!r} is negative")
-        if rate_cap is not None and not rate_cap > 0:
-            raise ValueError(f"rate_cap {rate_cap!r} is not a positive rate")
         if queue_limit < 1:
             raise ValueError(f"queue_limit {queue_limit!r} is below 1")
-        if isinstance(malformed, str):
-            malformed = parse_malformed(malformed)
-        self.malformed_when, self.malformed_what = malformed or (None, None)
+        self.malformed_when, self.malformed_what = b.malformation
         if self.malformed_what is not None and self.malformed_what not in MALFORMED_WHAT:
             raise ValueError(f"unknown malformation {self.malformed_what!r}")
-        self.delay_ms, self.rate_cap = delay_ms, rate_cap
+        self.delay_ms, self.rate_cap = b.delay_ms, b.rate_cap
         self._clock = clock
         self.queue = None
-        if delay_ms > 0 or rate_cap is not None:
-            if backlog is None and rate_cap:
-                backlog = max(64, int(rate_cap * BACKLOG_S))
-            self.queue = AnswerQueue(self.clock, delay_ms / 1000.0, rate_cap, queue_limit, backlog)
+        if b.queued:
+            if backlog is None and b.rate_cap:
+                backlog = max(64, int(b.rate_cap * BACKLOG_S))
+            self.queue = AnswerQueue(self.clock, b.delay_ms / 1000.0, b.rate_cap, queue_limit, backlog)
 
     def collapse(self, why: str) -> None:
         """Fail the way ``mode`` says: every session closed (close-all), or the process exits or freezes."""
@@ -622,11 +688,8 @@ def main(argv=None) -> int:
     from twisted.internet import reactor
 
     versions = (codec.OFP10, codec.OFP13) if args.openflow == "both" else (codec.VERSION_BY_NAME[args.openflow],)
-    factory = NullControllerFactory(versions=versions, limit=args.session_limit, mode=args.limit_mode,
-                                    answer=args.answer,
-                                    clock=reactor, delay_ms=args.delay_ms, rate_cap=args.rate_cap,
-                                    queue_limit=args.queue_limit, malformed=args.malformed, backlog=args.backlog,
-                                    hold_limit=args.hold_limit, hold_after=args.hold_after)
+    factory = NullControllerFactory(versions=versions, behaviour=Behaviour.from_args(args), clock=reactor,
+                                    queue_limit=args.queue_limit, backlog=args.backlog)
     if factory.queue is not None:
         def first_drop(queue):
             print(json.dumps({"event": "warning", "message": f"answer queue full ({queue.limit} answers waiting): "

@@ -10,7 +10,7 @@ from twisted.internet.testing import StringTransport
 from emulator import codec, frames
 from emulator.codec import OFP10, OFP13
 from emulator.commands import TrafficResult
-from emulator.nullctl import NullControllerFactory
+from emulator.nullctl import Behaviour, NullControllerFactory
 from emulator.params import AsyncParams
 from emulator.pool import split_switches
 from fixtures.families.async_msgs import agree, generator_bound, generator_bound_note, rate_search, trial_figures
@@ -280,7 +280,7 @@ def test_null_controller_answers_each_packet_in_with_one_packet_out(version, buf
 
 
 def test_null_controller_as_a_sink_reads_but_does_not_answer():
-    factory = NullControllerFactory(answer="none")
+    factory = NullControllerFactory(behaviour=Behaviour(answer="none"))
     proto = factory.buildProtocol(None)
     transport = StringTransport()
     proto.makeConnection(transport)

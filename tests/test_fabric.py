@@ -233,11 +233,11 @@ def test_topology_round_trips_through_plain_data():
 
 
 def test_null_controller_lldp_probe_crosses_every_link_once_per_direction():
-    from emulator.nullctl import NullControllerFactory
+    from emulator.nullctl import Behaviour, NullControllerFactory
 
     topo = tp.linear(3)
     fabric = Fabric(topo, versions=(OFP13,))
-    factory = NullControllerFactory(versions=(OFP13,), answer="lldp")
+    factory = NullControllerFactory(versions=(OFP13,), behaviour=Behaviour(answer="lldp"))
     pairs = []
     for dpid in topo.switches:
         sw, ctl = fabric.make_protocol(dpid, Clock(), handshake_timeout=0), factory.buildProtocol(None)

@@ -14,7 +14,7 @@ from twisted.internet.testing import StringTransport
 from conftest import compiled
 from emulator import codec, fastpath, frames
 from emulator.codec import OFP10, OFP13
-from emulator.nullctl import NullControllerFactory
+from emulator.nullctl import Behaviour, NullControllerFactory
 
 
 def over(path, monkeypatch, fn):
@@ -99,7 +99,7 @@ def test_a_packet_out_shorter_than_its_fixed_fields_closes_the_session_alike_on_
 
 def null_controller_answers(version, answer, seed):
     rng = random.Random(seed)
-    factory = NullControllerFactory(versions=(version,), answer=answer)
+    factory = NullControllerFactory(versions=(version,), behaviour=Behaviour(answer=answer))
     proto = factory.buildProtocol(None)
     transport = StringTransport()
     proto.makeConnection(transport)

@@ -19,6 +19,7 @@ from results_check import check_results_files
 
 from emulator import codec
 from emulator import commands as c
+from emulator.nullctl import Behaviour
 from emulator.params import CapacityParams, RampParams
 from emulator.process import ChildProcess
 from fixtures.benchmark import Benchmark
@@ -47,7 +48,7 @@ def capacity(pool, address, sessions, openflow=codec.OFP13, ramp=FAST_RAMP, on_p
 # connections the kernel had already completed in its accept queue: which comes first is timing.
 @pytest.mark.parametrize("mode,kinds", [("refuse", {"refused", "reset"}), ("close", {"closed"})])
 def test_capacity_equals_known_limit_of_null_controller(shard_pool, started, tmp_path, mode, kinds):
-    ctl = started(NullController(tmp_path, session_limit=37, limit_mode=mode, ready_timeout=15))
+    ctl = started(NullController(tmp_path, ready_timeout=15, behaviour=Behaviour(session_limit=37, limit_mode=mode)))
     result = capacity(shard_pool, ctl.address, 500)
     assert result["kept"] == 37 and result["established"] == 37
     assert result["stop_reason"] == c.STOP_DROPPING
@@ -56,7 +57,7 @@ def test_capacity_equals_known_limit_of_null_controller(shard_pool, started, tmp
 
 
 def test_silent_controller_is_a_handshake_timeout(shard_pool, started, tmp_path):
-    ctl = started(NullController(tmp_path, session_limit=5, limit_mode="silent", ready_timeout=15))
+    ctl = started(NullController(tmp_path, ready_timeout=15, behaviour=Behaviour(session_limit=5, limit_mode="silent")))
     result = capacity(shard_pool, ctl.address, 100, ramp=FAST_RAMP.replace(handshake_timeout=1.0))
     assert result["kept"] == 5
     assert result["first_failure"]["kind"] == "handshake timeout"
@@ -68,7 +69,8 @@ def test_sharded_run_merges_and_stops_together(shard_pool, started, tmp_path, mo
     open_ctl = started(NullController(tmp_path / "a", ready_timeout=15))
     full = capacity(shard_pool, open_ctl.address, 75)
     assert (full["shards"], full["kept"], full["stop_reason"]) == (3, 75, c.STOP_CAP)
-    limited = started(NullController(tmp_path / "b", session_limit=50, limit_mode="refuse", ready_timeout=15))
+    limited = started(NullController(tmp_path / "b", ready_timeout=15,
+                                     behaviour=Behaviour(session_limit=50, limit_mode="refuse")))
     result = capacity(shard_pool, limited.address, 75)
     assert (result["shards"], result["kept"], result["stop_reason"]) == (3, 50, c.STOP_DROPPING)
 
@@ -178,7 +180,7 @@ def test_fd_limit_too_low_is_said_with_the_numbers():
 
 
 def test_the_capacity_command_line_is_the_shards_responder(started, tmp_path):
-    ctl = started(NullController(tmp_path, session_limit=12, ready_timeout=15))
+    ctl = started(NullController(tmp_path, ready_timeout=15, behaviour=Behaviour(session_limit=12)))
     run = subprocess.run([sys.executable, "-m", "emulator", "capacity", "--controller", f"127.0.0.1:{ctl.port}",
                           "--max-sessions", "30", "--ramp-group", "5", "--hold-time", "0.3"], cwd=PROJECT_ROOT,
                          capture_output=True, text=True, timeout=60)
@@ -191,7 +193,8 @@ def test_the_capacity_command_line_is_the_shards_responder(started, tmp_path):
 def test_large_sharded_capacity_with_a_low_file_limit_keeps_every_trial(started, tmp_path):
     # Issue 12 §1.6: with `ulimit -n 256` and 2000 sessions (36 emulator processes) every trial failed with
     # "emulator shard N ended (-10)": the SIGUSR1 that stops the other shards killed those still starting up.
-    ctl = started(NullController(tmp_path / "ctl", session_limit=150, limit_mode="close", ready_timeout=15))
+    ctl = started(NullController(tmp_path / "ctl", ready_timeout=15,
+                                 behaviour=Behaviour(session_limit=150, limit_mode="close")))
 
     def low_limit():
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))

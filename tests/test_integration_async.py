@@ -10,6 +10,7 @@ from results_check import check_results_files
 
 from emulator import codec
 from emulator.commands import EmulatorError
+from emulator.nullctl import Behaviour
 from emulator.params import AsyncParams, RampParams
 from fixtures.devices.null import NullController
 from fixtures.devices.ovs import OvsTestController
@@ -71,7 +72,7 @@ def test_unbuffered_frames_are_matched_by_their_tag(emulator, started, tmp_path)
 
 
 def test_a_controller_that_never_answers_fails_the_preflight_with_the_reason(emulator, started, tmp_path):
-    ctl = started(NullController(tmp_path, answer="none"))
+    ctl = started(NullController(tmp_path, behaviour=Behaviour(answer="none")))
     em = emulator(switches=2, learn_timeout=1.0)
     with pytest.raises(PreflightFailed, match="none of the 2 destination-host announcements .* was answered"):
         em.connect(ctl.address)
@@ -190,7 +191,7 @@ def test_rate_and_time_suites_end_to_end_on_the_null_controller(tmp_path):
 
 
 def test_suite_skips_with_the_reason_when_packet_in_is_not_answered(tmp_path):
-    sink = NullController(tmp_path / "logs", answer="none")
+    sink = NullController(tmp_path / "logs", behaviour=Behaviour(answer="none"))
     sink.start()
     try:
         out = tmp_path / "r"
@@ -220,7 +221,7 @@ def test_a_controller_with_a_known_2ms_delay_reads_2ms(emulator, started, tmp_pa
     # Here the emulator's reading is held to what the controller actually did: on a host whose timers fire late
     # (CI once read 3.4 and 3.8 ms here, at load average 0.65) the controller's answers wait longer than 2 ms, and
     # the emulator must read that wait, plus its own share (a few tenths of a ms; 1 ms bounds it on a loaded host).
-    ctl = started(NullController(tmp_path, openflow=openflow, delay_ms=2.0))
+    ctl = started(NullController(tmp_path, openflow=openflow, behaviour=Behaviour(delay_ms=2.0)))
     em = emulator(openflow, switches=4, duration=1.0)
     em.connect(ctl.address)
     f = trial_figures(em.run("serial", 1.0))
@@ -235,7 +236,7 @@ def test_a_controller_with_a_known_2ms_delay_reads_2ms(emulator, started, tmp_pa
 
 def test_a_rate_capped_controller_is_loss_free_below_its_cap_and_not_above(emulator, started, tmp_path):
     # Issue 12 §0.3: answers after Td but within the response timeout made overloaded trials "loss-free".
-    ctl = started(NullController(tmp_path, rate_cap=3000.0))
+    ctl = started(NullController(tmp_path, behaviour=Behaviour(rate_cap=3000.0)))
     em = emulator(switches=4, duration=1.0, response_timeout=2.0)
     em.connect(ctl.address)
     below = trial_figures(em.run("paced", 1.0, rate=2000))
@@ -248,7 +249,7 @@ def test_a_rate_capped_controller_is_loss_free_below_its_cap_and_not_above(emula
 def test_the_calibrated_search_finds_a_known_cap_without_a_trial_at_the_top_rate(emulator, started, tmp_path):
     # Issue 27 §2: no overloaded trial 1 to drain; probes bracket, full-Td trials give the figures.  The cap is
     # found within the resolution by `python -m fixtures.selfbench known` (docs/measurements.md); here, looser.
-    ctl = started(NullController(tmp_path, rate_cap=3000.0))
+    ctl = started(NullController(tmp_path, behaviour=Behaviour(rate_cap=3000.0)))
     em = emulator(switches=4, duration=1.0, rate_resolution=0.05, probe_duration=0.3)
     em.connect(ctl.address)
     s = search(em, em.p, lambda: em.quiesce(0.2), None)

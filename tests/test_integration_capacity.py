@@ -9,6 +9,7 @@ from helpers import pytest_run, said
 from results_check import check_results_files
 
 from emulator import codec
+from emulator.nullctl import Behaviour
 from emulator.params import CapacityParams, RampParams
 from fixtures.benchmark import Benchmark
 from fixtures.devices.null import NullController
@@ -56,7 +57,7 @@ def run_capacity(tmp_path, pool, ctl, ramp=RAMP, repetitions=2, **params):
 
 @pytest.mark.parametrize("mode", list(MODES))
 def test_ccn_is_exact_and_the_failure_mode_named_in_all_three_outputs(shard_pool, tmp_path, mode):
-    ctl = NullController(tmp_path / "logs", session_limit=N, limit_mode=mode, ready_timeout=15)
+    ctl = NullController(tmp_path / "logs", ready_timeout=15, behaviour=Behaviour(session_limit=N, limit_mode=mode))
     data = run_capacity(tmp_path, shard_pool, ctl, max_sessions=500)
     bench = data["benchmarks"][0]
     assert [t["value"] for t in bench["trials"]] == [N, N], bench["trials"]
@@ -82,7 +83,7 @@ def test_ccn_is_exact_and_the_failure_mode_named_in_all_three_outputs(shard_pool
 
 @pytest.mark.parametrize("group", [1, 4, 10, 20])
 def test_ccn_of_a_collapsing_controller_does_not_depend_on_the_group_size(shard_pool, tmp_path, group):
-    ctl = NullController(tmp_path / "logs", session_limit=N, limit_mode="crash", ready_timeout=15)
+    ctl = NullController(tmp_path / "logs", ready_timeout=15, behaviour=Behaviour(session_limit=N, limit_mode="crash"))
     data = run_capacity(tmp_path, shard_pool, ctl, ramp=RAMP.replace(ramp_group=group), repetitions=1,
                         max_sessions=500, sustained_steps=0)
     trial = data["benchmarks"][0]["trials"][0]
@@ -90,8 +91,8 @@ def test_ccn_of_a_collapsing_controller_does_not_depend_on_the_group_size(shard_
 
 
 def test_sustained_capacity_is_not_searched_without_a_fresh_controller(shard_pool, tmp_path):
-    ctl = NullController(tmp_path / "logs", session_limit=N, limit_mode="close-all", restart_between_trials=False,
-                         ready_timeout=15)
+    ctl = NullController(tmp_path / "logs", restart_between_trials=False, ready_timeout=15,
+                         behaviour=Behaviour(session_limit=N, limit_mode="close-all"))
     ctl.start()
     data = run_capacity(tmp_path, shard_pool, ctl, repetitions=1, max_sessions=500)
     found = data["benchmarks"][0]["sustained_capacity"]

@@ -10,6 +10,7 @@ from results_check import check_results_files
 from sshd import local_sshd
 
 from emulator import codec
+from emulator.nullctl import Behaviour
 from emulator.params import AsyncParams, CapacityParams, RampParams
 from emulator.pool import ShardPool
 from fixtures.devices.null import NullController
@@ -33,7 +34,7 @@ def test_shards_over_ssh_run_capacity_and_traffic(sshd_server, started, tmp_path
         remote = pool.shards[1]
         assert remote.info.pid != pool.shards[0].info.pid and remote.local   # same boot: same clock
         assert "ssh" in remote.describe()
-        ctl = started(NullController(tmp_path / "ctl", session_limit=70, ready_timeout=15))
+        ctl = started(NullController(tmp_path / "ctl", ready_timeout=15, behaviour=Behaviour(session_limit=70)))
         cap = CapacityEmulator(lambda: pool, codec.OFP13, RampParams(ramp_group=10, ramp_delay=0),
                                CapacityParams(max_sessions=100, hold_time=0.3), 60)
         cap.plan = lambda address, want: [(h, 50) for h in pool.shards]     # half the sessions on each side

@@ -7,7 +7,7 @@ from twisted.internet.testing import StringTransport
 
 from emulator import codec, frames
 from emulator.codec import OFP10, OFP13
-from emulator.nullctl import NullControllerFactory, main, malform, parse_malformed
+from emulator.nullctl import Behaviour, NullControllerFactory, main, malform, parse_malformed
 
 # every test here runs over both PACKET_IN paths, compiled and pure Python (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("packet_in_path")
@@ -48,7 +48,7 @@ def test_without_delay_or_cap_answers_at_once_and_needs_no_clock():
 
 def test_delay_holds_each_answer_until_d_ms_after_its_packet_in_was_read():
     clock = Clock()
-    factory = NullControllerFactory(clock=clock, delay_ms=2)
+    factory = NullControllerFactory(clock=clock, behaviour=Behaviour(delay_ms=2))
     proto, transport = session(factory)
     proto.dataReceived(packet_ins(0, 3))
     assert transport.value() == b""
@@ -68,7 +68,7 @@ def test_delay_holds_each_answer_until_d_ms_after_its_packet_in_was_read():
 
 def test_the_queue_reports_how_long_its_answers_were_held_late_timers_included():
     clock = Clock()
-    factory = NullControllerFactory(clock=clock, delay_ms=2)
+    factory = NullControllerFactory(clock=clock, behaviour=Behaviour(delay_ms=2))
     proto, transport = session(factory)
     assert factory.queue.summary()["held_ms_mean"] is None              # nothing taken yet
     proto.dataReceived(packet_ins(0, 3))
@@ -83,7 +83,7 @@ def test_the_queue_reports_how_long_its_answers_were_held_late_timers_included()
 
 def test_a_paced_queue_reports_each_answers_hold():
     clock = Clock()
-    factory = NullControllerFactory(clock=clock, rate_cap=1000)         # one answer a millisecond
+    factory = NullControllerFactory(clock=clock, behaviour=Behaviour(rate_cap=1000))         # one answer a millisecond
     proto, transport = session(factory)
     proto.dataReceived(packet_ins(0, 3))                                 # sent at 0, 1 and 2 ms
     clock.advance(0.001)
@@ -94,7 +94,7 @@ def test_a_paced_queue_reports_each_answers_hold():
 
 def test_delay_applies_to_packet_in_answers_only():
     clock = Clock()
-    factory = NullControllerFactory(clock=clock, delay_ms=2)
+    factory = NullControllerFactory(clock=clock, behaviour=Behaviour(delay_ms=2))
     proto = factory.buildProtocol(None)
     transport = StringTransport()
     proto.makeConnection(transport)
@@ -112,7 +112,7 @@ def test_delay_applies_to_packet_in_answers_only():
 
 def test_delay_keeps_order_across_sessions_and_drops_answers_of_closed_ones():
     clock = Clock()
-    factory = NullControllerFactory(clock=clock, delay_ms=1)
+    factory = NullControllerFactory(clock=clock, behaviour=Behaviour(delay_ms=1))
     (a, ta), (b, tb) = session(factory), session(factory)
     a.dataReceived(packet_ins(0, 2))
     b.dataReceived(packet_ins(10, 2, switch=2))
@@ -126,7 +126,7 @@ def test_delay_keeps_order_across_sessions_and_drops_answers_of_closed_ones():
 
 def test_rate_cap_paces_one_fifo_queue_over_all_sessions_and_drops_nothing():
     clock = Clock()
-    factory = NullControllerFactory(clock=clock, rate_cap=100)
+    factory = NullControllerFactory(clock=clock, behaviour=Behaviour(rate_cap=100))
     (a, ta), (b, tb) = session(factory), session(factory)
     for first in range(0, 500, 50):                     # A 0-49, B 1000-1049, A 50-99, B 1050-1099 ...
         a.dataReceived(packet_ins(first, 50))
@@ -160,7 +160,7 @@ def test_rate_cap_holds_at_high_rates_with_coarse_ticks(rate, tick):
     clock = Clock()
     clock.advance(1_700_000_000.0)
     start = clock.seconds()
-    factory = NullControllerFactory(clock=clock, rate_cap=rate)
+    factory = NullControllerFactory(clock=clock, behaviour=Behaviour(rate_cap=rate))
     proto, transport = session(factory)
     duration = 0.2
     n = int(rate * duration * 1.5)
@@ -177,7 +177,7 @@ def test_rate_cap_holds_at_high_rates_with_coarse_ticks(rate, tick):
 
 def test_rate_cap_and_delay_combine_as_the_later_of_ready_and_slot():
     clock = Clock()
-    factory = NullControllerFactory(clock=clock, rate_cap=1000, delay_ms=5)   # slots 1 ms apart
+    factory = NullControllerFactory(clock=clock, behaviour=Behaviour(rate_cap=1000, delay_ms=5))   # slots 1 ms apart
     proto, transport = session(factory)
     proto.dataReceived(packet_ins(0, 3))
     seen = []
@@ -191,7 +191,7 @@ def test_rate_cap_and_delay_combine_as_the_later_of_ready_and_slot():
 
 def test_rate_cap_queue_is_bounded_past_which_answers_are_dropped_and_counted():
     clock = Clock()
-    factory = NullControllerFactory(clock=clock, rate_cap=10, queue_limit=10)
+    factory = NullControllerFactory(clock=clock, queue_limit=10, behaviour=Behaviour(rate_cap=10))
     drops = []
     factory.queue.on_first_drop = drops.append
     proto, transport = session(factory)
@@ -206,7 +206,7 @@ def test_rate_cap_queue_is_bounded_past_which_answers_are_dropped_and_counted():
 
 def test_rate_cap_discards_answers_for_a_session_that_closed():
     clock = Clock()
-    factory = NullControllerFactory(clock=clock, rate_cap=10)
+    factory = NullControllerFactory(clock=clock, behaviour=Behaviour(rate_cap=10))
     (a, ta), (b, tb) = session(factory), session(factory)
     a.dataReceived(packet_ins(0, 3))
     b.dataReceived(packet_ins(0, 3, switch=2))
@@ -229,7 +229,7 @@ EXPECTED = {   # what the message becomes: version byte and xid kept unless said
 
 @pytest.mark.parametrize("what", list(EXPECTED))
 def test_malformed_hello(what):
-    factory = NullControllerFactory(malformed=f"hello:{what}")
+    factory = NullControllerFactory(behaviour=Behaviour(malformed=f"hello:{what}"))
     proto = factory.buildProtocol(None)
     transport = StringTransport()
     proto.makeConnection(transport)
@@ -242,7 +242,7 @@ def test_malformed_hello(what):
 @pytest.mark.parametrize("what", list(EXPECTED))
 @pytest.mark.parametrize("version", [OFP10, OFP13])
 def test_malformed_handshake(what, version):
-    factory = NullControllerFactory(malformed=("handshake", what))
+    factory = NullControllerFactory(behaviour=Behaviour(malformed=("handshake", what)))
     proto = factory.buildProtocol(None)
     transport = StringTransport()
     proto.makeConnection(transport)
@@ -255,7 +255,7 @@ def test_malformed_handshake(what, version):
 @pytest.mark.parametrize("what", list(EXPECTED))
 @pytest.mark.parametrize("version", [OFP10, OFP13])
 def test_malformed_answer_to_the_first_packet_in_of_each_session(what, version):
-    factory = NullControllerFactory(malformed=f"packet_in:{what}")
+    factory = NullControllerFactory(behaviour=Behaviour(malformed=f"packet_in:{what}"))
     reference, ref_transport = session(NullControllerFactory(), version)
     reference.dataReceived(packet_ins(0, 1, version))
     good_first = ref_transport.value()
@@ -274,7 +274,7 @@ def test_malformed_answer_to_the_first_packet_in_of_each_session(what, version):
 
 def test_malformed_answer_goes_through_the_delay_line_too():
     clock = Clock()
-    factory = NullControllerFactory(clock=clock, delay_ms=2, malformed="packet_in:unknown-type")
+    factory = NullControllerFactory(clock=clock, behaviour=Behaviour(delay_ms=2, malformed="packet_in:unknown-type"))
     proto, transport = session(factory)
     proto.dataReceived(packet_ins(0, 2))
     assert transport.value() == b""
@@ -305,15 +305,15 @@ def test_option_values_are_checked():
             main(args)
         assert exc.value.code == 2
     with pytest.raises(ValueError):
-        NullControllerFactory(rate_cap=0)
+        NullControllerFactory(behaviour=Behaviour(rate_cap=0))
     with pytest.raises(ValueError):
-        NullControllerFactory(delay_ms=-1)
+        NullControllerFactory(behaviour=Behaviour(delay_ms=-1))
 
 
 def test_a_rate_capped_controller_stops_reading_when_its_backlog_is_full():
     # Like a real controller whose input queue is full: it stops reading, and TCP pushes back on the switches.
     clock = Clock()
-    f = NullControllerFactory(clock=clock, rate_cap=100.0, backlog=10)
+    f = NullControllerFactory(clock=clock, backlog=10, behaviour=Behaviour(rate_cap=100.0))
     p = f.buildProtocol(None)
     t = StringTransport()
     p.makeConnection(t)
@@ -335,7 +335,8 @@ def connect(factory):
 @pytest.mark.parametrize("mode", ["crash", "stall"])
 def test_past_the_limit_a_collapsing_controller_crashes_or_stalls_at_once(mode):
     seen = []
-    factory = NullControllerFactory(limit=2, mode=mode, collapse_action=lambda m, why: seen.append((m, why)))
+    factory = NullControllerFactory(collapse_action=lambda m, why: seen.append((m, why)),
+                                    behaviour=Behaviour(session_limit=2, limit_mode=mode))
     connect(factory), connect(factory)
     assert seen == []
     connect(factory)
@@ -343,7 +344,7 @@ def test_past_the_limit_a_collapsing_controller_crashes_or_stalls_at_once(mode):
 
 
 def test_close_all_closes_every_session_at_its_limit_and_serves_anew():
-    factory = NullControllerFactory(limit=2, mode="close-all")
+    factory = NullControllerFactory(behaviour=Behaviour(session_limit=2, limit_mode="close-all"))
     (a, ta), (b, tb) = connect(factory), connect(factory)
     c, tc = connect(factory)
     assert ta.disconnecting and tb.disconnecting and tc.disconnecting and factory.collapses == 1
@@ -355,8 +356,8 @@ def test_close_all_closes_every_session_at_its_limit_and_serves_anew():
 
 def test_hold_limit_collapses_only_when_held_past_it_for_hold_after():
     clock, seen = Clock(), []
-    factory = NullControllerFactory(mode="crash", hold_limit=2, hold_after=1.5, clock=clock,
-                                    collapse_action=lambda m, why: seen.append(why))
+    factory = NullControllerFactory(clock=clock, collapse_action=lambda m, why: seen.append(why),
+                                    behaviour=Behaviour(limit_mode="crash", hold_limit=2, hold_after=1.5))
     protos = [connect(factory)[0] for _ in range(3)]
     clock.advance(1.0)
     protos[2].connectionLost(None)             # back to 2: disarmed
@@ -369,4 +370,4 @@ def test_hold_limit_collapses_only_when_held_past_it_for_hold_after():
 
 def test_hold_limit_needs_a_collapsing_mode():
     with pytest.raises(ValueError, match="needs a collapsing mode"):
-        NullControllerFactory(mode="refuse", hold_limit=3)
+        NullControllerFactory(behaviour=Behaviour(limit_mode="refuse", hold_limit=3))
