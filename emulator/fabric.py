@@ -63,6 +63,7 @@ from . import roles as rl
 from .flowtable import FlowModFailed, Pipeline
 from .frames import garp_frame
 from .malformed import exception_bytes
+from .params import FabricParams
 from .protocol import CLOSE_LOCAL, SessionListener, SwitchProtocol, SwitchSpec
 from .topology import Endpoint, Topology
 
@@ -167,17 +168,21 @@ class FabricSwitch(SwitchProtocol):
             self.send(reply, "stats_reply", msg.xid)
 
 
+ON_ITS_OWN = FabricParams(host_refresh=0.0)     # a fabric built without a benchmark's: hosts announced once
+
+
 class Fabric(SessionListener):
     """The topology's switches in this process (``owned``; all by default), keyed by datapath id
     once their handshake is done."""
 
     def __init__(self, topology: Topology, versions=(codec.OFP13,), now_ns: Callable[[], int] = time.monotonic_ns,
                  listener: Optional[SessionListener] = None, owned=None,
-                 remote_send: Optional[Callable[[Endpoint, bytes, int], None]] = None,
-                 clock=None, host_delay: float = 1.0, host_refresh: float = 0.0, data_plane: bool = False,
-                 table_miss: str = "controller", table_capacity: Optional[int] = None, host_ingress: bool = False,
-                 host_receive: Optional[Callable[[object, bytes, int], None]] = None,
-                 timeline_limit: int = rl.TIMELINE_LIMIT):
+                 remote_send: Optional[Callable[[Endpoint, bytes, int], None]] = None, clock=None,
+                 params: FabricParams = ON_ITS_OWN):
+        """``params``: the switches as the benchmark wants them (:class:`emulator.params.FabricParams`: hosts'
+        announcements, flow tables and their table miss, the timelines' length); the keep-alive and reconnection
+        fields are the shard's (emulator/fabric_net.py).  ``host_receive(host, frame, t)``, set after: a frame
+        delivered to a host port."""
         self.topology = topology
         self.versions = tuple(versions)
         self.now_ns = now_ns
@@ -185,14 +190,14 @@ class Fabric(SessionListener):
         self.owned = set(topology.switches if owned is None else owned)
         self.remote_send = remote_send
         self.clock = clock
-        self.host_delay = host_delay
-        self.host_refresh = host_refresh
+        self.host_delay = params.host_delay
+        self.host_refresh = params.host_refresh
         self.sessions: dict = {}                 # dpid -> a ready FabricSwitch: its MASTER, else the earliest ready
         self.connections: dict = {}              # dpid -> [ready FabricSwitch, ...] (one per controller)
         self.pipelines: dict = {}                # dpid -> its Pipeline (data plane), shared by its connections
         self.roles: dict = {}                    # dpid -> its RoleTable, shared by its connections
         self.timelines: dict = {}                # dpid -> its SwitchTimeline
-        self.timeline_limit = timeline_limit
+        self.timeline_limit = params.timeline_limit
         self.down_links: set = set()             # frozenset({Endpoint, Endpoint})
         self.t_first_discovery_out: Optional[int] = None   # Tm1
         self.t_last_relayed_in: Optional[int] = None
@@ -214,13 +219,11 @@ class Fabric(SessionListener):
         self._announce_calls: dict = {}   # session -> its hosts' first announcement, pending
         self._garp: dict = {}        # host MAC -> its gratuitous ARP frame (Scapy builds each once)
         # data plane
-        if table_miss not in Pipeline.MISS_POLICIES:
-            raise ValueError(f"table-miss policy {table_miss!r}: choose one of {', '.join(Pipeline.MISS_POLICIES)}")
-        self.data_plane = data_plane
-        self.host_ingress = host_ingress and data_plane   # announcements through the tables, not as table misses
-        self.table_miss = table_miss
-        self.table_capacity = table_capacity
-        self.host_receive = host_receive
+        self.data_plane = params.data_plane
+        self.host_ingress = params.host_ingress and params.data_plane   # announcements through the tables
+        self.table_miss = params.table_miss
+        self.table_capacity = params.table_capacity
+        self.host_receive: Optional[Callable[[object, bytes, int], None]] = None
         self.flow_mods = 0              # FLOW_MODs applied
         self.flow_mods_duplicate = 0    # ADDs repeating an entry another connection installed identically
         self._installed_by = weakref.WeakKeyDictionary()   # FlowEntry -> the connection that installed it

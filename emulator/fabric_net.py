@@ -85,10 +85,7 @@ class FabricNet:
         self.ramp: Optional[Ramp] = None
         self.params = f = cmd.fabric
         self.fabric = Fabric(self.topology, tuple(cmd.versions), owned=self.owned, remote_send=self._send_remote,
-                             clock=reactor, host_delay=f.host_delay, host_refresh=f.host_refresh,
-                             data_plane=f.data_plane, table_miss=f.table_miss, table_capacity=f.table_capacity,
-                             host_ingress=f.host_ingress,
-                             timeline_limit=f.timeline_limit)
+                             clock=reactor, params=f)
         self.fabric.prepare_hosts()
         self.fabric.host_receive = self._host_receive
         self.test_ports: dict = {}     # Endpoint -> TestPort (at host ports of switches this shard owns)

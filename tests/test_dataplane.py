@@ -11,6 +11,7 @@ from emulator import flowcodec as fc
 from emulator import topology as tp
 from emulator.codec import OFP10, OFP13
 from emulator.fabric import MAX_HOPS, Fabric
+from emulator.params import FabricParams
 
 pytest.importorskip("ryu.ofproto.ofproto_parser", reason="Ryu is installed by tox (see tox.ini)")
 from ryu.ofproto import ofproto_v1_0 as o10  # noqa: E402
@@ -26,8 +27,9 @@ def build(topo, version=OFP13, **kw):
     ticks = itertools.count(1_000_000, 1000)
     received = []
     clock = Clock()
-    fabric = Fabric(topo, versions=(version,), now_ns=lambda: next(ticks), clock=clock, host_delay=0,
-                    data_plane=True, host_receive=lambda host, frame, t: received.append((host.at.dpid, frame)), **kw)
+    fabric = Fabric(topo, versions=(version,), now_ns=lambda: next(ticks), clock=clock,
+                    params=FabricParams(host_refresh=0, host_delay=0, data_plane=True, **kw))
+    fabric.host_receive = lambda host, frame, t: received.append((host.at.dpid, frame))
     return fabric, {dpid: fabric.open_in_memory(dpid, clock) for dpid in topo.switches}, received, clock
 
 
@@ -186,8 +188,8 @@ def test_a_fabric_without_a_data_plane_ignores_flow_mods():
     flow13((s, tr), actions=[p13.OFPActionOutput(1)])
     assert tr.value() == b"" and s.pipeline is None and fabric.flow_mods == 0
     assert MAX_HOPS > 2 and fc.ADD == 0
-    with pytest.raises(ValueError, match="table-miss policy 'flood'"):
-        Fabric(topo, data_plane=True, table_miss="flood")
+    with pytest.raises(ValueError, match="fabric table miss must be one of controller, drop, table \\(got 'flood'\\)"):
+        Fabric(topo, params=FabricParams(host_refresh=0, data_plane=True, table_miss="flood"))
 
 
 def test_selfbench_dataplane_forwards_every_frame_through_the_path(tmp_path):

@@ -15,6 +15,7 @@ from emulator import flowtable as ft
 from emulator import topology as tp
 from emulator.codec import OFP13
 from emulator.fabric import Fabric
+from emulator.params import FabricParams
 
 pytest.importorskip("ryu.ofproto.ofproto_parser", reason="Ryu is installed by tox (see tox.ini)")
 from ryu.ofproto import ofproto_v1_3 as o13  # noqa: E402
@@ -154,8 +155,9 @@ def one_switch(ports=3):
     ticks = itertools.count(1_000_000, 1000)
     received = []
     clock = Clock()
-    fabric = Fabric(topo, now_ns=lambda: next(ticks), clock=clock, host_delay=0, data_plane=True, table_miss="table",
-                    host_receive=lambda host, data, t: received.append((host.at.port, data)))
+    fabric = Fabric(topo, now_ns=lambda: next(ticks), clock=clock,
+                    params=FabricParams(host_refresh=0, host_delay=0, data_plane=True, table_miss="table"))
+    fabric.host_receive = lambda host, data, t: received.append((host.at.port, data))
     session, transport = fabric.open_in_memory(1, clock)
     return topo, fabric, session, transport, received
 

@@ -11,6 +11,7 @@ from emulator import codec
 from emulator import topology as tp
 from emulator.codec import OFP10, OFP13
 from emulator.fabric import Fabric
+from emulator.params import FabricParams
 
 LLDP = bytes.fromhex("0180c200000e" "020000000201" "88cc") + bytes.fromhex("020704") + bytes(6) + bytes(4)
 IPV4 = bytes.fromhex("ffffffffffff" "020000000201" "0800") + bytes(20)
@@ -180,7 +181,7 @@ def fabric_datagram(ep, data, t):
 def test_hosts_announce_after_the_delay_and_refresh():
     topo = tp.linear(2)
     clock = Clock()
-    fabric = Fabric(topo, clock=clock, host_delay=1.0, host_refresh=5.0)
+    fabric = Fabric(topo, clock=clock, params=FabricParams(host_delay=1.0, host_refresh=5.0))
     trs = {dpid: fabric.open_in_memory(dpid, clock)[1] for dpid in topo.switches}
     assert fabric.hosts_announced == 0
     clock.advance(1.0)
@@ -200,7 +201,8 @@ def test_hosts_announce_after_the_delay_and_refresh():
 def test_hosts_announce_through_the_flow_tables_with_host_ingress(miss, host_ingress, announced):
     topo = tp.linear(2)
     clock = Clock()
-    fabric = Fabric(topo, clock=clock, host_delay=1.0, data_plane=True, table_miss=miss, host_ingress=host_ingress)
+    fabric = Fabric(topo, clock=clock, params=FabricParams(host_refresh=0, host_delay=1.0, data_plane=True,
+                                                           table_miss=miss, host_ingress=host_ingress))
     trs = {dpid: fabric.open_in_memory(dpid, clock)[1] for dpid in topo.switches}
     clock.advance(1.0)
     pins = packet_ins(trs[1])

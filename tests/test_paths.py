@@ -14,6 +14,7 @@ from emulator import testports as tpt
 from emulator import topology as tp
 from emulator.commands import Trace
 from emulator.fabric import Fabric, trace_record
+from emulator.params import FabricParams
 from fixtures.dataplane import choose_path, flow_fields, host_path, paths_completed, provisioning, serves
 from fixtures.devices.flow_nb import OdlFlows, OnosFlows, RyuFlows, learned, make_flows
 from fixtures.families import paths
@@ -81,8 +82,8 @@ def test_the_fabric_traces_packet_ins_and_address_flow_mods():
     topo = tp.linear(2)
     ticks = itertools.count(1_000_000, 1000)
     clock = Clock()
-    fabric = Fabric(topo, now_ns=lambda: next(ticks), clock=clock, host_delay=0, data_plane=True,
-                    table_miss="controller")
+    fabric = Fabric(topo, now_ns=lambda: next(ticks), clock=clock,
+                    params=FabricParams(host_refresh=0, host_delay=0, data_plane=True, table_miss="controller"))
     sw = {d: fabric.open_in_memory(d, clock) for d in topo.switches}
     f = _flow(7)
     fabric.start_trace()

@@ -26,6 +26,7 @@ from emulator import roles as rl
 from emulator import topology as tp
 from emulator.codec import OFP10, OFP13
 from emulator.fabric import Fabric
+from emulator.params import FabricParams
 from emulator.protocol import SessionListener, SwitchProtocol, SwitchSpec
 
 EQUAL, MASTER, SLAVE, NOCHANGE = rl.EQUAL, rl.MASTER, rl.SLAVE, rl.NOCHANGE
@@ -83,8 +84,8 @@ def cluster(*names, data_plane=False, version=OFP13, dpid=1, **kw):
     """Switch ``dpid`` of a two-switch line connected to one scripted controller per name."""
     ticks = itertools.count(1_000_000, 1000)
     clock = Clock()
-    fabric = Fabric(tp.linear(2), versions=(version,), now_ns=lambda: next(ticks), clock=clock, host_delay=0,
-                    data_plane=data_plane, **kw)
+    fabric = Fabric(tp.linear(2), versions=(version,), now_ns=lambda: next(ticks), clock=clock,
+                    params=FabricParams(host_refresh=0, host_delay=0, data_plane=data_plane, **kw))
     return fabric, clock, [Controller(fabric, dpid, clock, name) for name in names]
 
 

@@ -7,6 +7,7 @@ from scapy.layers.l2 import ARP, Ether
 from twisted.internet.task import Clock
 
 from emulator import testports as tpt
+from emulator.params import FabricParams
 
 
 class FakeTime:
@@ -129,9 +130,9 @@ def test_test_ports_through_the_fabric_reach_each_other_by_installed_flows():
     topo = tp_.linear(3)
     clock = Clock()
     ports = {}
-    fabric = Fabric(topo, versions=(codec.OFP13,), now_ns=FakeTime(clock), clock=clock, host_delay=0,
-                    data_plane=True, table_miss="drop",
-                    host_receive=lambda host, frame, t: ports[host.at].receive(frame, t))
+    fabric = Fabric(topo, versions=(codec.OFP13,), now_ns=FakeTime(clock), clock=clock,
+                    params=FabricParams(host_refresh=0, host_delay=0, data_plane=True, table_miss="drop"))
+    fabric.host_receive = lambda host, frame, t: ports[host.at].receive(frame, t)
     for dpid in topo.switches:
         s, _ = fabric.open_in_memory(dpid, clock)
         out = {1: 1, 2: 2, 3: 2}[dpid]
