@@ -151,3 +151,19 @@ def test_every_suite_has_one_shape_and_states_only_its_own():
         assert code_lines(name) <= 30, (name, code_lines(name))
     for name, node in nodes(ast.Attribute):
         assert not (name.startswith("suites/") and node.attr in ("trials", "finish", "derived")), name
+
+
+def test_every_procedure_names_the_rule_its_check_guards():
+    # A check that answers False fails the benchmark as "implausible result: <the check's docstring>": a procedure
+    # that overrides plausible() says in its docstring what a failing entry broke.
+    import importlib
+
+    from fixtures.harness import Procedure
+    from fixtures.plugin import FAMILIES
+    procedures = {cls for name in FAMILIES for cls in vars(importlib.import_module(name)).values()
+                  if isinstance(cls, type) and issubclass(cls, Procedure) and cls is not Procedure}
+    assert len(procedures) >= 20, procedures
+    for cls in procedures:
+        check = cls.plausible
+        if check is not Procedure.plausible:
+            assert (check.__doc__ or "").strip(), f"{cls.__qualname__}.plausible has no docstring to fail with"
