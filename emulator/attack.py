@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 
 from . import codec
 from .params import loopback_address, parse_endpoint
-from .protocol import PushProducer
+from .protocol import PushProducer, SessionRules
 from .testports import checksum
 
 
@@ -295,7 +295,7 @@ class DpidChurn(Attack):
             def buildProtocol(self, addr):
                 attack.index += 1
                 spec = SwitchSpec.simple(CHURN_DPID_BASE + attack.index, versions=(attack.spec.openflow,))
-                return SwitchProtocol(spec, attack.reactor, listener, handshake_timeout=5.0)
+                return SwitchProtocol(spec, attack.reactor, listener, SessionRules(handshake_timeout=5.0))
 
             def clientConnectionFailed(self, connector, reason):
                 attack.in_flight -= 1
@@ -358,7 +358,7 @@ class PacketInFlood(PushProducer, Attack):
                     ready.errback(AttackError(f"the attacker switch's handshake failed: {kind} {detail}".strip()))
 
         spec = SwitchSpec.simple(self.spec.datapath_id, versions=(version,))
-        self.session = SwitchProtocol(spec, self.reactor, Listener(), handshake_timeout=10.0)
+        self.session = SwitchProtocol(spec, self.reactor, Listener())
         factory = protocol.ClientFactory()
         factory.buildProtocol = lambda addr: self.session
         factory.clientConnectionFailed = lambda c, reason: ready.called or ready.errback(

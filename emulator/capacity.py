@@ -3,7 +3,7 @@
 Open sessions through the ramp (one group at a time, each settled before the next), stop when
 the controller starts dropping them or the cap is reached, hold, probe every session with an
 ECHO, and count the ones still alive.  A session is established once the controller has answered an
-ECHO_REQUEST sent after its handshake (``SwitchProtocol(confirm=True)``), so a session whose handshake the
+ECHO_REQUEST sent after its handshake (``SessionRules(confirm=True)``), so a session whose handshake the
 controller began but never served does not count, whatever the group size.  CCn (``ccn``) is the number
 established when the first established session was lost — all of them when none was, so sessions of the last
 group that the controller still served after refusing others count.  Progress goes out as
@@ -39,7 +39,7 @@ from .commands import (
     SessionsResult,
 )
 from .limits import rss_bytes
-from .protocol import SwitchProtocol, SwitchSpec
+from .protocol import SessionRules, SwitchProtocol, SwitchSpec
 from .ramp import Ramp, RampOwner
 
 ECHO_SAMPLES_MAX = 200_000
@@ -98,8 +98,9 @@ class CapacityRun(RampOwner):
 
     def _build(self, index: int, dpid_offset) -> SwitchProtocol:
         spec = SwitchSpec.simple(self.cmd.first_dpid + index, self.cmd.versions, 2)
-        proto = SwitchProtocol(spec, self.reactor, self.ramp, self.cmd.ramp.handshake_timeout, self.now_ns,
-                               confirm=True)
+        proto = SwitchProtocol(spec, self.reactor, self.ramp,
+                               SessionRules(handshake_timeout=self.cmd.ramp.handshake_timeout, confirm=True),
+                               self.now_ns)
         proto.index = index
         self.sessions.append(proto)
         return proto

@@ -64,7 +64,7 @@ from .flowtable import FlowModFailed, Pipeline
 from .frames import garp_frame
 from .malformed import exception_bytes
 from .params import FabricParams
-from .protocol import CLOSE_LOCAL, SessionListener, SwitchProtocol, SwitchSpec
+from .protocol import CLOSE_LOCAL, SessionListener, SessionRules, SwitchProtocol, SwitchSpec
 from .topology import Endpoint, Topology
 
 ETH_LLDP, ETH_BDDP = 0x88CC, 0x8942
@@ -106,6 +106,9 @@ def trace_record(fm: dict) -> Optional[list]:
     forwards = any(a[0] == "output" and a[1] != codec.PORT_CONTROLLER
                    for ins in fm["instructions"] if ins[0] in ("apply", "write") for a in ins[1])
     return [fields, forwards]
+
+
+IN_MEMORY_RULES = SessionRules(handshake_timeout=0)   # a session opened in memory has no controller to wait for
 
 
 class FabricSwitch(SwitchProtocol):
@@ -272,7 +275,7 @@ class Fabric(SessionListener):
         again for the same switch, it opens another connection (another controller) of it."""
         from twisted.internet.testing import StringTransport
         version = max(self.versions)
-        kwargs.setdefault("handshake_timeout", 0)
+        kwargs.setdefault("rules", IN_MEMORY_RULES)
         session = self.make_protocol(dpid, clock, controller=controller or f"memory:{dpid}", **kwargs)
         transport = StringTransport()
         session.makeConnection(transport)

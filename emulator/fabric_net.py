@@ -21,6 +21,7 @@ from . import testports as tpt
 from . import topology as tp
 from .commands import CLOSE_LOCAL, Connected, ConnectFabric, DeployFabric, EmulatorError, PortAnswer, TestPortCommand
 from .fabric import REMOTE_HEAD, Fabric
+from .protocol import SessionRules
 from .ramp import Ramp, RampLedger
 from .topology import Endpoint
 
@@ -151,13 +152,13 @@ class FabricNet:
         self.sessions.addresses = addresses
         keys = [(dpid, i) for dpid in self.owned for i in range(len(addresses))]
         f = self.params
+        rules = SessionRules(handshake_timeout=cmd.ramp.handshake_timeout, echo_interval=f.echo_interval,
+                             echo_timeout=f.echo_timeout)
 
         def build(index, key):
             dpid, i = key
             host, port = addresses[i]
-            p = self.fabric.make_protocol(dpid, self.reactor, handshake_timeout=cmd.ramp.handshake_timeout,
-                                          controller=f"{host}:{port}", echo_interval=f.echo_interval,
-                                          echo_timeout=f.echo_timeout)
+            p = self.fabric.make_protocol(dpid, self.reactor, controller=f"{host}:{port}", rules=rules)
             if len(self.switches) > 2 * len(keys):        # reconnects: forget the sessions long closed
                 self.switches = [s for s in self.switches if not s.closed]
             self.switches.append(p)

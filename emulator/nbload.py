@@ -36,7 +36,6 @@ import pickle
 import select
 import selectors
 import socket
-import subprocess
 import sys
 import time
 from array import array
@@ -45,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from .percentile import percentile
-from .process import ChildProcess
+from .process import ChildProcess, Pipes
 
 MODES = ("async", "sync")
 PROTOCOLS = ("http", "ovsdb")
@@ -571,7 +570,7 @@ def _child(args: list) -> ChildProcess:
     not a re-import of the caller's main module), its standard input and output piped, ended with its parent (a
     :class:`~emulator.process.ChildProcess`: PR_SET_PDEATHSIG, and :func:`~emulator.process.end_all` at exit)."""
     return ChildProcess([sys.executable, "-m", "emulator.nbload", *args], name=f"nbload {args[0]}",
-                        stdin=subprocess.PIPE, stdout=subprocess.PIPE).start()
+                        pipes=Pipes.TALK_BYTES).start()
 
 
 def _end(p: ChildProcess) -> None:

@@ -126,27 +126,44 @@ class Counters:
     by_name: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class SessionRules:
+    """How a switch starts and keeps one control session.
+
+    ``handshake_timeout``: seconds from the connection to a finished handshake before the switch closes it (0:
+    never); ``echo_interval`` / ``echo_timeout``: the keep-alive, an ECHO_REQUEST every interval, the session closed
+    when one is not answered within the timeout (0: none / never closes); ``confirm``: the session is ready only
+    once the controller has answered an ECHO_REQUEST sent after the handshake (§5.2.1 counts a session the
+    controller serves, not one whose handshake it began), within the handshake timeout; ``max_message_len``: the
+    longest message the switch accepts."""
+    handshake_timeout: float = 10.0
+    echo_interval: float = 0.0
+    echo_timeout: float = 0.0
+    confirm: bool = False
+    max_message_len: int = codec.MAX_MESSAGE_LEN
+
+
+SESSION_RULES = SessionRules()
+
+
 class SwitchProtocol(Protocol):
     """An emulated switch's side of one OpenFlow control session."""
 
     def __init__(self, spec: SwitchSpec, clock, listener: Optional[SessionListener] = None,
-                 handshake_timeout: float = 10.0, now_ns: Callable[[], int] = time.monotonic_ns,
+                 rules: SessionRules = SESSION_RULES, now_ns: Callable[[], int] = time.monotonic_ns,
                  trace: Optional[Callable[[str, int, str, int, int], None]] = None,
-                 max_message_len: int = codec.MAX_MESSAGE_LEN, roles: Optional[rl.RoleTable] = None,
-                 controller: str = "", echo_interval: float = 0.0, echo_timeout: float = 0.0,
-                 confirm: bool = False):
-        """``roles``: the switch's role table, shared by its sessions (default: one of its own);
-        ``controller``: the controller's address as the timeline names it (default: the transport's peer);
-        ``echo_interval`` / ``echo_timeout``: the keep-alive (0: none / never closes); ``confirm``: the session is
-        ready only once the controller has answered an ECHO_REQUEST sent after the handshake (§5.2.1 counts a
-        session the controller serves, not one whose handshake it began), within the handshake timeout."""
+                 roles: Optional[rl.RoleTable] = None, controller: str = ""):
+        """``rules``: how the session starts and is kept (:class:`SessionRules`); ``roles``: the switch's role
+        table, shared by its sessions (default: one of its own); ``controller``: the controller's address as the
+        timeline names it (default: the transport's peer)."""
         self.spec = spec
         self.clock = clock
         self.listener = listener or SessionListener()
-        self.handshake_timeout = handshake_timeout
+        self.rules = rules
+        self.handshake_timeout = rules.handshake_timeout
         self.now_ns = now_ns
         self.trace = trace
-        self.max_message_len = max_message_len
+        self.max_message_len = rules.max_message_len
         self.version: Optional[int] = None
         self.ready = False
         self.closed = False
@@ -155,9 +172,9 @@ class SwitchProtocol(Protocol):
         self.roles = roles if roles is not None else rl.RoleTable()
         self.async_config = rl.DEFAULT_ASYNC
         self.controller = controller
-        self.echo_interval = echo_interval
-        self.echo_timeout = echo_timeout
-        self.confirm = confirm
+        self.echo_interval = rules.echo_interval
+        self.echo_timeout = rules.echo_timeout
+        self.confirm = rules.confirm
         self._confirm_xid: Optional[int] = None
         self.miss_send_len = 128
         self.t_connected: Optional[int] = None

@@ -33,7 +33,7 @@ from twisted.internet.protocol import ClientFactory
 from . import codec
 from . import malformed as mf
 from .commands import CLOSE_LOCAL, ScreenKind, ScreenObservation
-from .protocol import SessionListener, SwitchProtocol, SwitchSpec, WhenGone
+from .protocol import SessionListener, SessionRules, SwitchProtocol, SwitchSpec, WhenGone
 
 FRESH_AFTER_S = 0.5
 AFTER_HANDSHAKE = (mf.SESSION, mf.MUTE_ECHO, mf.ERROR_EVERY, mf.DUPLICATE)
@@ -212,7 +212,7 @@ class KindScreen(SessionListener):
     def _session(self, role: str, dpid: int, stage: str = mf.SESSION) -> ScreenSwitch:
         spec = SwitchSpec.simple(dpid, versions=(self.version,))
         timeout = 0 if role in ("probe", "twin") else self.p.handshake_s + 3.0
-        sw = ScreenSwitch(role, self, spec, stage=stage, handshake_timeout=timeout)
+        sw = ScreenSwitch(role, self, spec, stage=stage, rules=SessionRules(handshake_timeout=timeout))
         self._sessions.append(sw)
         dial = self.connect(sw, self._connect_failed)
         if dial is not None:

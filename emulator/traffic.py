@@ -53,7 +53,7 @@ from .commands import (
     TrafficResult,
 )
 from .params import TrafficParams  # noqa: F401  (re-exported: a trial's parameters)
-from .protocol import PushProducer, SwitchProtocol, SwitchSpec
+from .protocol import PushProducer, SessionRules, SwitchProtocol, SwitchSpec
 from .ramp import Ramp, RampLedger
 
 KIND_PACKET_OUT, KIND_FLOW_MOD = 0, 1
@@ -591,7 +591,8 @@ class SwitchSet(RampLedger):
         dpid, member = key if self.cluster else (key, 0)
         kwargs = {"roles": self.roles.setdefault(dpid, rl.RoleTable())} if self.cluster else {}
         sw = TrafficSwitch(SwitchSpec.simple(dpid, tuple(self.cmd.versions), n_ports=2), self.reactor, self.ramp,
-                           ring=self._ring, handshake_timeout=self.cmd.ramp.handshake_timeout, now_ns=self.now_ns,
+                           ring=self._ring, rules=SessionRules(handshake_timeout=self.cmd.ramp.handshake_timeout),
+                           now_ns=self.now_ns,
                            **kwargs)
         sw.member = member
         self.sessions.append(sw)

@@ -126,15 +126,16 @@ def test_the_sustained_capacity_search_says_truly_why_it_has_no_fresh_controller
     """A fresh controller each step: an embedded one the suite restarts, or an external one it starts
     (--start-command). The embedded OpenDaylight is kept across trials by its kind, not by a --no-restart that was
     never given; an external controller the user runs lacks a restart."""
-    from fixtures.devices.external import ExternalController
+    from fixtures.devices.external import ExternalController, Lifecycle
     from fixtures.devices.null import NullController
     from fixtures.devices.odl import OdlController
     assert cap.no_fresh_controller(NullController(tmp_path)) is None
-    assert cap.no_fresh_controller(ExternalController("127.0.0.1", 6653, start_command="ctl {host} {port}")) is None
+    assert cap.no_fresh_controller(ExternalController("127.0.0.1", 6653, lifecycle=Lifecycle("ctl {host} {port}"))) \
+        is None
     assert cap.no_fresh_controller(NullController(tmp_path, restart_between_trials=False)) == \
         "--no-restart keeps one controller"
-    assert cap.no_fresh_controller(ExternalController("127.0.0.1", 6653, start_command="ctl",
-                                                      restart_between_trials=False)) == \
+    assert cap.no_fresh_controller(ExternalController("127.0.0.1", 6653,
+                                                      lifecycle=Lifecycle("ctl", restart_between_trials=False))) == \
         "--no-restart keeps one controller"
     odl = cap.no_fresh_controller(OdlController(tmp_path))
     assert "--no-restart keeps" not in odl and odl.startswith("controller odl is kept across trials")

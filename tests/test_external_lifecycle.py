@@ -13,7 +13,7 @@ from fixtures.devices import commands, registry
 from fixtures.devices import openflow as openflow_mod
 from fixtures.devices.base import Can, ControllerError, ControllerGone
 from fixtures.devices.clusters import TEMPLATE_FIELDS, template_problem
-from fixtures.devices.external import ExternalController
+from fixtures.devices.external import ExternalController, Lifecycle
 from fixtures.harness import BenchmarkRun, TrialOutcome, Trials
 from reports.outcome import judge
 
@@ -95,10 +95,10 @@ def test_the_device_is_built_with_its_commands_and_its_log_named_after_it(tmp_pa
 class Recorder(ExternalController):
     """An external controller whose processes are a list of what was done."""
 
-    def __init__(self, *, gone=False, answers=True, **kw):
-        super().__init__("127.0.0.1", 6653, **kw)
+    def __init__(self, *, gone=False, answers=True, restart_between_trials=True):
+        super().__init__("127.0.0.1", 6653, lifecycle=Lifecycle("s", restart_between_trials=restart_between_trials))
         self.done, self.gone, self.answers = [], gone, answers
-        self.proc = object() if kw.get("start_command") else None
+        self.proc = object()
 
     def start(self):
         self.done.append("start")
@@ -117,19 +117,19 @@ class Recorder(ExternalController):
 
 
 def test_a_started_controller_is_started_fresh_before_each_trial():
-    ctl = Recorder(start_command="s")
+    ctl = Recorder()
     ctl.prepare_trial()
     assert ctl.done == ["stop", "start"]
 
 
 def test_with_no_restart_it_is_kept_while_it_answers_and_started_again_when_it_is_gone_or_hangs():
-    kept = Recorder(start_command="s", restart_between_trials=False)
+    kept = Recorder(restart_between_trials=False)
     kept.prepare_trial()
     assert kept.done == ["check"]
-    crashed = Recorder(start_command="s", restart_between_trials=False, gone=True)
+    crashed = Recorder(restart_between_trials=False, gone=True)
     crashed.prepare_trial()
     assert crashed.done == ["stop", "start"]
-    hung = Recorder(start_command="s", restart_between_trials=False, answers=False)
+    hung = Recorder(restart_between_trials=False, answers=False)
     hung.prepare_trial()
     assert hung.done == ["check", "stop", "start"]
 
@@ -144,7 +144,7 @@ def test_without_a_start_command_a_controller_that_does_not_answer_is_gone_for_g
                                "127.0.0.1:6653 (connection refused) (the suite cannot start it again: no "
                                "--start-command)")
     with pytest.raises(ControllerError) as info:        # one the suite starts is only not answering: it restarts
-        ExternalController("127.0.0.1", 6653, start_command="s").check_alive()
+        ExternalController("127.0.0.1", 6653, lifecycle=Lifecycle("s")).check_alive()
     assert type(info.value) is ControllerError
 
 
@@ -263,7 +263,7 @@ class FakeListener:
     (None, "exit status 0", None),                                               # a daemon may run on
 ])
 def test_why_a_started_controller_is_gone(listener, ended, why):
-    ctl = ExternalController("127.0.0.1", 6653, start_command="s")
+    ctl = ExternalController("127.0.0.1", 6653, lifecycle=Lifecycle("s"))
     assert ctl.exit_reason() == "controller is not running" and ctl.pid is None
     ctl.proc = FakeProc(ended)
     ctl.listener = FakeListener(listener) if listener is not None else None
@@ -279,7 +279,7 @@ def test_why_a_started_controller_is_gone(listener, ended, why):
     (False, "exit status 0", True),       # a daemon its launcher left: the suite did not stop it
 ])
 def test_a_started_controller_that_ended_by_itself_is_told_from_one_killed(listener, ended, by_itself):
-    ctl = ExternalController("127.0.0.1", 6653, start_command="s")
+    ctl = ExternalController("127.0.0.1", 6653, lifecycle=Lifecycle("s"))
     ctl.proc = FakeProc(ended)
     ctl.listener = FakeListener(listener)
     assert ctl.exited_by_itself() is by_itself

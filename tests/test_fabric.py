@@ -12,6 +12,7 @@ from emulator import topology as tp
 from emulator.codec import OFP10, OFP13
 from emulator.fabric import Fabric
 from emulator.params import FabricParams
+from emulator.protocol import SessionRules
 
 LLDP = bytes.fromhex("0180c200000e" "020000000201" "88cc") + bytes.fromhex("020704") + bytes(6) + bytes(4)
 IPV4 = bytes.fromhex("ffffffffffff" "020000000201" "0800") + bytes(20)
@@ -69,7 +70,7 @@ def test_a_peer_without_a_session_is_counted_not_delivered():
 def test_features_reply_carries_the_topology_ports():
     topo = tp.leaf_spine(2, 2)                     # leaf 3: two uplinks and a host port
     fabric = Fabric(topo, versions=(OFP10,))
-    sw, tr = fabric.make_protocol(3, Clock(), handshake_timeout=0), StringTransport()
+    sw, tr = fabric.make_protocol(3, Clock(), rules=SessionRules(handshake_timeout=0)), StringTransport()
     sw.makeConnection(tr)
     tr.clear()
     sw.dataReceived(codec.encode_hello(OFP10, 1) + codec.header(OFP10, codec.FEATURES_REQUEST, 8, 2))
@@ -242,7 +243,8 @@ def test_null_controller_lldp_probe_crosses_every_link_once_per_direction():
     factory = NullControllerFactory(versions=(OFP13,), behaviour=Behaviour(answer="lldp"))
     pairs = []
     for dpid in topo.switches:
-        sw, ctl = fabric.make_protocol(dpid, Clock(), handshake_timeout=0), factory.buildProtocol(None)
+        sw = fabric.make_protocol(dpid, Clock(), rules=SessionRules(handshake_timeout=0))
+        ctl = factory.buildProtocol(None)
         to_ctl, to_sw = StringTransport(), StringTransport()
         sw.makeConnection(to_ctl)
         ctl.makeConnection(to_sw)

@@ -13,7 +13,7 @@ from results_check import check_results_files
 
 from emulator.process import ChildProcess, wait_until
 from fixtures.devices.base import ControllerError, ControllerGone
-from fixtures.devices.external import ExternalController, answers, group_members
+from fixtures.devices.external import ExternalController, Lifecycle, answers, group_members
 from fixtures.ports import free_port
 from reports.results import load_results
 
@@ -100,7 +100,7 @@ def test_without_a_start_command_a_controller_gone_fails_the_rest_of_the_benchma
 
 def test_a_start_command_that_fails_is_named_with_its_log_at_once(tmp_path):
     port = free_port()
-    ctl = ExternalController("127.0.0.1", port, start_command="echo no licence for {host}:{port} >&2; exit 3",
+    ctl = ExternalController("127.0.0.1", port, lifecycle=Lifecycle("echo no licence for {host}:{port} >&2; exit 3"),
                              log_dir=tmp_path, ready_timeout=30)
     t0 = time.monotonic()
     with pytest.raises(ControllerError, match=r"--start-command exited \(exit status 3\)") as exc:
@@ -114,7 +114,7 @@ def test_the_stop_command_stops_it_and_the_group_is_ended_either_way(tmp_path):
     # a launcher script that starts the controller in the background and waits, as bin/karaf or a JVM wrapper does
     start = launcher(pidfile)
     stop = f"kill -TERM $(cat {pidfile})"
-    ctl = ExternalController("127.0.0.1", port, start_command=start, stop_command=stop, log_dir=tmp_path,
+    ctl = ExternalController("127.0.0.1", port, lifecycle=Lifecycle(start, stop), log_dir=tmp_path,
                              ready_timeout=30)
     ctl.start()
     try:
@@ -132,8 +132,8 @@ def test_the_stop_command_stops_it_and_the_group_is_ended_either_way(tmp_path):
 
 def test_without_a_stop_command_the_group_is_terminated_and_a_user_controller_is_never_stopped(tmp_path):
     port = free_port()
-    ctl = ExternalController("127.0.0.1", port, start_command=f"{NULLCTL} & wait", log_dir=tmp_path,
-                             ready_timeout=30, grace=2)
+    ctl = ExternalController("127.0.0.1", port, lifecycle=Lifecycle(f"{NULLCTL} & wait", grace=2),
+                             log_dir=tmp_path, ready_timeout=30)
     ctl.start()
     leader, server = ctl.proc.pid, ctl.pid
     ctl.stop()
@@ -153,7 +153,7 @@ def test_the_documented_python_start_command_runs_the_manager_and_samples_it(tmp
     # docs/benchmarks/common.md#external-controllers: Ryu's or os-ken's manager started by --start-command
     pytest.importorskip("ryu" if name == "ryu" else "os_ken")
     start = " ".join(manager) + f" --ofp-listen-host {{host}} --ofp-tcp-listen-port {{port}} {app}"
-    ctl = ExternalController("127.0.0.1", free_port(), name=name, start_command=start, log_dir=tmp_path,
+    ctl = ExternalController("127.0.0.1", free_port(), name=name, lifecycle=Lifecycle(start), log_dir=tmp_path,
                              ready_timeout=60)
     ctl.start()
     try:

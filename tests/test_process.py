@@ -28,7 +28,7 @@ class Clock:
 
 def test_wait_until_returns_the_first_true_value_and_sleeps_the_interval_between_tries():
     clock, answers = Clock(), iter([None, 0, "ready"])
-    assert wait_until(lambda: next(answers), 5, interval=0.5, now=clock.now, sleep=clock.sleep) == "ready"
+    assert wait_until(lambda: next(answers), 5, interval=0.5, clock=clock) == "ready"
     assert clock.slept == [0.5, 0.5]
 
 
@@ -39,8 +39,7 @@ def test_wait_until_names_what_it_awaited_and_the_last_error_at_the_deadline():
         tries.append(clock.t)
         raise ConnectionRefusedError(f"refused #{len(tries)}")
     with pytest.raises(WaitTimeout) as info:
-        wait_until(probe, 1.0, what="the REST API", interval=0.25, retry_on=(OSError,), now=clock.now,
-                   sleep=clock.sleep)
+        wait_until(probe, 1.0, what="the REST API", interval=0.25, retry_on=(OSError,), clock=clock)
     assert str(info.value) == "the REST API not within 1 s (refused #5)"
     assert info.value.what == "the REST API" and info.value.last == "refused #5"
     assert tries == [100.0, 100.25, 100.5, 100.75, 101.0]           # a last try at the deadline
@@ -50,7 +49,7 @@ def test_an_error_it_was_not_told_to_retry_ends_the_wait():
     def probe():
         raise ValueError("a config error")
     with pytest.raises(ValueError, match="a config error"):
-        wait_until(probe, 10, retry_on=(OSError,), now=Clock().now, sleep=Clock().sleep)
+        wait_until(probe, 10, retry_on=(OSError,), clock=Clock())
 
 
 def test_what_went_away_ends_the_wait_at_once_with_its_reason():
@@ -60,14 +59,14 @@ def test_what_went_away_ends_the_wait_at_once_with_its_reason():
         state["n"] += 1
         return "exit status 1" if state["n"] == 3 else None
     with pytest.raises(WaitGone) as info:
-        wait_until(lambda: None, 60, what="ryu ready", gone=gone, now=clock.now, sleep=clock.sleep)
+        wait_until(lambda: None, 60, what="ryu ready", gone=gone, clock=clock)
     assert str(info.value) == "ryu ready: exit status 1" and info.value.reason == "exit status 1"
     assert clock.t == pytest.approx(100.2)
 
 
 def test_quiet_returns_the_last_value_instead_of_raising():
     clock = Clock()
-    assert wait_until(lambda: 0, 1, quiet=True, now=clock.now, sleep=clock.sleep) == 0
+    assert wait_until(lambda: 0, 1, quiet=True, clock=clock) == 0
 
 
 class FakePopen:
@@ -112,7 +111,7 @@ def test_waiting_for_a_child_ends_when_it_exits_and_its_log_tail_says_why(tmp_pa
             c.popen.returncode = 1
         raise ConnectionRefusedError("refused")
     with pytest.raises(WaitGone) as info:
-        c.wait_ready(probe, 30, retry_on=(OSError,), now=clock.now, sleep=clock.sleep)
+        c.wait_ready(probe, 30, retry_on=(OSError,), clock=clock)
     assert info.value.reason == "exit status 1" and info.value.last == "refused" and len(polls) == 2
     assert c.log_tail(2) == "line 29\nfatal: no config"
 

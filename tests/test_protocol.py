@@ -17,6 +17,7 @@ from emulator.protocol import (
     CLOSE_RESET,
     CLOSE_VERSION,
     SessionListener,
+    SessionRules,
     SwitchProtocol,
     SwitchSpec,
 )
@@ -43,7 +44,7 @@ class Harness:
         self.clock = Clock()
         self.listener = Recorder()
         self.spec = SwitchSpec.simple(0x42, versions, n_ports=3)
-        self.proto = SwitchProtocol(self.spec, self.clock, self.listener, handshake_timeout,
+        self.proto = SwitchProtocol(self.spec, self.clock, self.listener, SessionRules(handshake_timeout),
                                     now_ns=lambda: int(self.clock.seconds() * 1e9), trace=trace)
         self.transport = StringTransport()
         self.proto.makeConnection(self.transport)
@@ -251,7 +252,7 @@ def test_sessions_of_one_switch_share_its_roles():
     listener = RoleRecorder()
     sessions = []
     for _ in range(2):
-        proto = SwitchProtocol(SwitchSpec.simple(0x42), clock, listener, 0, now_ns=lambda: 7, roles=table)
+        proto = SwitchProtocol(SwitchSpec.simple(0x42), clock, listener, SessionRules(0), now_ns=lambda: 7, roles=table)
         tr = StringTransport()
         proto.makeConnection(tr)
         proto.dataReceived(codec.encode_hello(OFP13, 1, (OFP13,)) + codec.header(OFP13, codec.FEATURES_REQUEST, 8, 2))

@@ -27,7 +27,9 @@ from emulator import topology as tp
 from emulator.codec import OFP10, OFP13
 from emulator.fabric import Fabric
 from emulator.params import FabricParams
-from emulator.protocol import SessionListener, SwitchProtocol, SwitchSpec
+from emulator.protocol import SessionListener, SessionRules, SwitchProtocol, SwitchSpec
+
+NO_HANDSHAKE_TIMEOUT = SessionRules(handshake_timeout=0)
 
 EQUAL, MASTER, SLAVE, NOCHANGE = rl.EQUAL, rl.MASTER, rl.SLAVE, rl.NOCHANGE
 LLDP = bytes.fromhex("0180c200000e" "020000000201" "88cc") + bytes(14)
@@ -353,8 +355,9 @@ def keepalive_switch(interval=1.0, timeout=3.0):
         def session_closed(self, s, kind, detail):
             closed.append((kind, detail))
 
-    sw = SwitchProtocol(SwitchSpec.simple(7), clock, Recorder(), handshake_timeout=0,
-                        now_ns=lambda: int(clock.seconds() * 1e9), echo_interval=interval, echo_timeout=timeout)
+    sw = SwitchProtocol(SwitchSpec.simple(7), clock, Recorder(),
+                        SessionRules(handshake_timeout=0, echo_interval=interval, echo_timeout=timeout),
+                        now_ns=lambda: int(clock.seconds() * 1e9))
     tr = StringTransport()
     sw.makeConnection(tr)
     sw.dataReceived(codec.encode_hello(OFP13, 1, (OFP13,)) + codec.header(OFP13, codec.FEATURES_REQUEST, 8, 2))
@@ -489,7 +492,7 @@ def test_ramp_reconnects_each_key_with_exponential_backoff_until_closed():
     ramp = Ramp(reactor, ("127.0.0.1", 6653), [(1, 0), (1, 1)], None, owner, settle_first=False, delay=0,
                 address_of=lambda key: ("127.0.0.1", 6653 + 100 * key[1]), reconnect=True, reconnect_delay=0.25,
                 reconnect_max_delay=1.0)
-    ramp.build = lambda index, key: SwitchProtocol(SwitchSpec.simple(key[0]), reactor, ramp, handshake_timeout=0)
+    ramp.build = lambda index, key: SwitchProtocol(SwitchSpec.simple(key[0]), reactor, ramp, NO_HANDSHAKE_TIMEOUT)
     ramp.start()
     assert [(h, p) for h, p, *_ in reactor.tcpClients] == [("127.0.0.1", 6653), ("127.0.0.1", 6753)]
 
@@ -530,7 +533,7 @@ def test_ramp_does_not_reconnect_what_the_emulator_closed_itself():
 
     reactor = MemoryReactorClock()
     ramp = Ramp(reactor, ("127.0.0.1", 6653), [1], None, RampLedger(), reconnect=True)
-    ramp.build = lambda index, key: SwitchProtocol(SwitchSpec.simple(key), reactor, ramp, handshake_timeout=0)
+    ramp.build = lambda index, key: SwitchProtocol(SwitchSpec.simple(key), reactor, ramp, NO_HANDSHAKE_TIMEOUT)
     ramp.start()
     proto = reactor.tcpClients[0][2].buildProtocol(None)
     proto.makeConnection(StringTransport())
