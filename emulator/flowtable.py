@@ -33,6 +33,7 @@ from typing import Optional
 
 from . import codec
 from . import flowcodec as fc
+from .params import TABLE_MISS
 
 ETH_VLAN, ETH_IPV4, ETH_ARP, ETH_IPV6 = 0x8100, 0x0800, 0x0806, 0x86DD
 IP_L4_PORTS = {6: ("tcp_src", "tcp_dst"), 17: ("udp_src", "udp_dst"), 132: ("sctp_src", "sctp_dst")}
@@ -255,7 +256,7 @@ class Pipeline:
     drops it, as the proactive benchmarks require; ``"table"`` follows only the controller's own
     entries (a 1.3 table-miss entry if it installed one), as the OpenFlow 1.3 specification says."""
 
-    MISS_POLICIES = ("controller", "drop", "table")
+    MISS_POLICIES = TABLE_MISS
 
     def __init__(self, version: int, capacity: Optional[int] = None, miss: str = "controller", n_tables: int = 254):
         if miss not in self.MISS_POLICIES:

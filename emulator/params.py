@@ -417,7 +417,7 @@ class TrafficParams:
             raise ValueError(f"window must be at least 1 (got {self.window})")
 
 
-TABLE_MISS = ("controller", "drop", "table")
+TABLE_MISS = ("controller", "drop", "table")   # a switch's table-miss policies (emulator.flowtable.Pipeline)
 
 
 @dataclass(frozen=True)

@@ -454,3 +454,13 @@ def test_with_wait_sb_cfg_a_committed_request_is_served_when_northd_reports_its_
     assert nl.sb_cfg_of({"NB_Global": {"g": {"new": {"sb_cfg": 3}}, "h": {"old": {}}}}) == 3
     assert nl.sb_cfg_of(None) is None and nl.nb_cfg_of([{"rows": [{"nb_cfg": 4}]}]) == 4 and nl.nb_cfg_of([]) is None
     assert "wait is" in nl.LoadSpec("h", 1, 1, 1, wait="sb_cfg").problems()[0]
+
+
+def test_quiesce_waits_for_two_polls_that_see_the_same_count_or_gives_up_at_its_limit():
+    counts, naps = iter([1, 5, 9, 9, 9, 12]), []
+    fam.quiesce(lambda: next(counts), sleep=naps.append, step=0.25, limit=60)
+    assert naps == [0.25] * 4 and next(counts) == 12      # 1, 5, 9, 9 (calm 1), 9 (calm 2): done
+    naps.clear()
+    ticks = iter(range(1000))
+    fam.quiesce(lambda: next(ticks), sleep=naps.append, step=0.25, limit=0)
+    assert naps == []                                       # a limit of 0: one look, no wait

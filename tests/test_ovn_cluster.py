@@ -5,6 +5,7 @@ no sockets, no sleeps.  One integration test builds a real 3-member OVN northbou
 restores it."""
 
 import argparse
+import json
 import os
 
 import pytest
@@ -18,7 +19,7 @@ from fixtures.devices.ovn_cluster import (
     parse_cluster_status,
     timer_steps,
 )
-from fixtures.devices.ovsdb import OvsdbError, transaction_outcome, update_request
+from fixtures.devices.ovsdb import JsonRpcConnection, OvsdbError, UnixctlError, transaction_outcome, update_request
 from fixtures.families.reelection import (
     DEFAULT_SLACK_MS,
     ClusterParams,
@@ -335,6 +336,41 @@ def test_json_texts_are_cut_from_the_stream_wherever_the_bytes_split():
 ])
 def test_a_transaction_succeeds_only_when_it_changed_the_row(reply, outcome):
     assert transaction_outcome(reply) == outcome
+
+
+class ScriptedSocket:
+    """A connected socket's stand-in: recv() returns the chunks given, then b"" (closed); sendall() keeps what
+    was sent."""
+
+    def __init__(self, *chunks: bytes):
+        self.chunks, self.sent = list(chunks), []
+
+    def recv(self, _size):
+        return self.chunks.pop(0) if self.chunks else b""
+
+    def sendall(self, data):
+        self.sent.append(json.loads(data))
+
+    def settimeout(self, _seconds):
+        pass
+
+    def close(self):
+        pass
+
+
+def test_a_call_answers_the_servers_echo_probes_and_returns_its_own_reply_cut_from_split_reads():
+    sock = ScriptedSocket(b'{"method":"echo","params":[],"id":"e1"}{"id":0,"result":"not', b' this"}{"id":5,"res',
+                          b'ult":[{"count":1}],"error":null}')
+    reply = JsonRpcConnection(sock).call({"method": "transact", "id": 5, "params": []}, deadline=float("inf"))
+    assert reply == {"id": 5, "result": [{"count": 1}], "error": None}
+    assert sock.sent == [{"method": "transact", "id": 5, "params": []}, {"id": "e1", "result": [], "error": None}]
+
+
+def test_a_connection_the_server_closes_or_fills_with_what_is_not_json_raises_the_callers_error():
+    with pytest.raises(UnixctlError, match="gone away"):
+        JsonRpcConnection(ScriptedSocket(), UnixctlError, "gone away").call({"method": "x", "id": 1}, float("inf"))
+    with pytest.raises(OvsdbError):
+        JsonRpcConnection(ScriptedSocket(b"HTTP/1.1 400 Bad Request\r\n")).receive()
 
 
 def test_the_writers_transaction_sets_one_key_of_nb_global():
