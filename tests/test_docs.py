@@ -160,6 +160,30 @@ def test_every_file_of_the_project_a_doc_names_exists(doc):
     assert not missing, f"{doc.relative_to(ROOT)} names files that do not exist: {missing}"
 
 
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_class_or_function_a_doc_names_by_its_dotted_path_exists(doc):
+    """`emulator.protocol.SessionRules` in a doc is a name the code has (a module, then attributes); two-part names
+    such as `emulator.version` are results.json's keys (docs/results-schema.md), not code."""
+    import importlib
+    missing = []
+    for dotted in sorted(set(re.findall(r"`((?:fixtures|emulator|reports)(?:\.[A-Za-z_]\w*){2,})`", doc.read_text()))):
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            try:
+                for attr in parts[cut:]:
+                    obj = getattr(obj, attr)
+            except AttributeError:
+                missing.append(dotted)
+            break
+        else:
+            missing.append(dotted)
+    assert not missing, f"{doc.relative_to(ROOT)} names what the code does not have: {missing}"
+
+
 def test_the_index_maps_every_page_and_the_readme_leads_there():
     index = ROOT / "docs" / "index.md"
     linked = {(index.parent / target.split("#", 1)[0]).resolve() for target in LINK.findall(index.read_text())}
