@@ -13,7 +13,15 @@ from emulator.commands import TrafficResult
 from emulator.nullctl import Behaviour, NullControllerFactory
 from emulator.params import AsyncParams
 from emulator.pool import split_switches
-from fixtures.families.async_msgs import agree, generator_bound, generator_bound_note, rate_search, trial_figures
+from fixtures.families.async_msgs import (
+    agree,
+    floor_note,
+    floor_ratio,
+    generator_bound,
+    generator_bound_note,
+    rate_search,
+    trial_figures,
+)
 
 # every test here runs over both PACKET_IN paths, compiled and pure Python (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("packet_in_path")
@@ -441,3 +449,12 @@ def test_full_trials_below_a_misleading_probe_step_down_from_the_lossy_level_not
         return f
     s = calibrated(run, step=0.5, resolution=0.2, max_confirm=2)
     assert s["loss_free"] is not None and 0.8 * 650 <= s["loss_free"].target_rate <= 650, s["reason"]
+
+
+def test_a_processing_time_within_one_and_a_half_times_the_emulators_floor_is_floor_bound():
+    floor = {"apt_ms": 0.05, "latency_median_ms": 0.048}
+    near, far = {"summary": {"n": 3, "mean": 0.06}}, {"summary": {"n": 3, "mean": 0.5}}
+    assert floor_ratio(near, floor) == pytest.approx(1.2) and floor_note(near, floor).startswith("FLOOR-BOUND: ")
+    assert "1.2× that floor, below 1.5×" in floor_note(near, floor)
+    assert floor_ratio(far, floor) == pytest.approx(10) and not floor_note(far, floor).startswith("FLOOR")
+    assert floor_note(near, None) == "" and floor_ratio({"summary": {"n": 0, "mean": None}}, floor) is None
