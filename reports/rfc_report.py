@@ -161,7 +161,8 @@ def _ovn_cluster(info) -> str:
 def _nofile(ctl: dict):
     limit = ctl.get("nofile_limit")
     if limit is None:
-        return "not known (external)" if ctl.get("mode") == "external" else None
+        return "not known (external: give --start-command or --controller-pid)" if ctl.get("mode") == "external" \
+            else None
     if isinstance(limit, dict):
         return f"soft {_v(limit.get('soft'))} / hard {_v(limit.get('hard'))}"
     if isinstance(limit, (list, tuple)) and len(limit) == 2:

@@ -130,6 +130,18 @@ def test_the_stop_command_stops_it_and_the_group_is_ended_either_way(tmp_path):
     assert ctl.log_tail().count("===== bmwg-sdn: stop: kill -TERM") == 2
 
 
+def test_a_started_controllers_open_file_limit_is_read_from_the_process_that_listens(tmp_path):
+    lifecycle = Lifecycle(f"ulimit -Sn 777; {NULLCTL} & wait", grace=2)
+    ctl = ExternalController("127.0.0.1", free_port(), lifecycle=lifecycle, log_dir=tmp_path, ready_timeout=30)
+    assert "nofile_limit" not in ctl.info()          # not started: not known
+    ctl.start()
+    try:
+        assert ctl.info()["nofile_limit"]["soft"] == 777
+    finally:
+        ctl.stop()
+    assert ctl.info()["nofile_limit"]["soft"] == 777  # kept for the report after the controller is gone
+
+
 def test_without_a_stop_command_the_group_is_terminated_and_a_user_controller_is_never_stopped(tmp_path):
     port = free_port()
     ctl = ExternalController("127.0.0.1", port, lifecycle=Lifecycle(f"{NULLCTL} & wait", grace=2),

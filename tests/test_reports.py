@@ -353,7 +353,7 @@ def test_run_record_for_external_controllers_and_old_files():
     external = {**FULL_RUN, "controller": {"name": "external", "mode": "external"}, "cpu_affinity": "not pinned",
                 "emulator": {"busy_poll": True}, "command": "pytest a|b"}
     text = render_markdown({"run": external, "benchmarks": []})
-    assert "| Controller open-file limit | not known (external) |" in text
+    assert "| Controller open-file limit | not known (external: give --start-command or --controller-pid) |" in text
     assert "| CPU placement | not pinned |" in text and "| Emulator waits | busy-polling (opt-in) |" in text
     assert "```\npytest a|b\n```" in text
     old = render_markdown({"run": {"started": "x"}, "benchmarks": []})
