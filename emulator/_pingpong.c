@@ -16,27 +16,13 @@
 #define MAX_SIZE 65536
 #define MAX_COUNT 10000000
 
-static int write_all(int fd, const char *buf, size_t n)
+/* Move n bytes through fd, reading or writing: 0 when done; 1: the peer closed first (a read of 0); -1: an error
+ * (errno). */
+static int transfer(int fd, char *buf, size_t n, int reading)
 {
     while (n > 0) {
-        ssize_t k = write(fd, buf, n);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        buf += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* 0: read n bytes; 1: the peer closed first; -1: an error (errno). */
-static int read_all(int fd, char *buf, size_t n)
-{
-    while (n > 0) {
-        ssize_t k = read(fd, buf, n);
-        if (k == 0)
+        ssize_t k = reading ? read(fd, buf, n) : write(fd, buf, n);
+        if (k == 0 && reading)
             return 1;
         if (k < 0) {
             if (errno == EINTR)
@@ -86,11 +72,11 @@ static PyObject *ping(PyObject *Py_UNUSED(self), PyObject *args)
     for (; done < count; done++) {
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
-        if (write_all(fd, buf, (size_t)out_size) != 0) {
+        if (transfer(fd, buf, (size_t)out_size, 0) != 0) {
             status = -1;
             break;
         }
-        status = read_all(fd, buf, (size_t)in_size);
+        status = transfer(fd, buf, (size_t)in_size, 1);
         if (status != 0)
             break;
         clock_gettime(CLOCK_MONOTONIC, &b);
@@ -126,10 +112,10 @@ static PyObject *echo(PyObject *Py_UNUSED(self), PyObject *args)
     int status = 0, saved = 0;
     Py_BEGIN_ALLOW_THREADS
     for (;;) {
-        status = read_all(fd, buf, (size_t)in_size);
+        status = transfer(fd, buf, (size_t)in_size, 1);
         if (status != 0)
             break;
-        if (write_all(fd, buf, (size_t)out_size) != 0) {
+        if (transfer(fd, buf, (size_t)out_size, 0) != 0) {
             status = -1;
             break;
         }
