@@ -335,6 +335,9 @@ class AsyncParams(Family):
     tolerance: float = option(0.05, "--rate-tolerance", "P: trials at a benchmark level repeat until two agree "
                               "within this fraction", fraction)
     max_confirm: int = option(5, "--max-confirm", "most trials at one benchmark level", positive_int)
+    loss_goal: float = option(0.005, "--rate-loss-goal", "§5.1.3 also reports, from the same search, the APR at the "
+                              "highest level whose trials all lost at most this fraction (beside the loss-free rate, "
+                              "which one pause of a JIT or a garbage collector fails)", fraction)
     search: str = option("calibrated", "--rate-search", "§5.1.3's search: calibrated (a short closed-loop "
                          "calibration, short probing trials to bracket, full-Td trials at the two benchmark levels) "
                          "or top-down (the RFC's literal procedure: trial 1 at the maximum possible offered rate, "

@@ -458,3 +458,31 @@ def test_a_processing_time_within_one_and_a_half_times_the_emulators_floor_is_fl
     assert "1.2× that floor, below 1.5×" in floor_note(near, floor)
     assert floor_ratio(far, floor) == pytest.approx(10) and not floor_note(far, floor).startswith("FLOOR")
     assert floor_note(near, None) == "" and floor_ratio({"summary": {"n": 0, "mean": None}}, floor) is None
+
+
+def test_the_apr_at_the_loss_goal_survives_the_pause_that_sinks_the_loss_free_rate():
+    """A JIT's or a collector's pause loses a few requests in one full trial at the true capacity: the loss-free
+    rate falls below it, the APR at a 0.5 % loss goal, from the same trials, stays there."""
+    from fixtures.families.async_msgs import SearchRow, apr_at_loss_goal
+    run = kmodel(20_000.0, full_loses_above=15_000.0)      # full trials above 15k lose 1 %: over a 0.5 % goal
+    s = calibrated(run)
+    lf, top = s["loss_free"].apr, s["maximum"].apr
+    assert lf <= 15_000.0 and apr_at_loss_goal(s["rows"], 0.005) == pytest.approx(lf)
+    at_2 = apr_at_loss_goal(s["rows"], 0.02)    # a 2 % goal takes the levels that lost 1 %, not the 4 % of the top
+    assert lf < at_2 < top and at_2 == pytest.approx(0.9975 * 20_000)
+    rows = [SearchRow(1, 1000.0, 990.0, 0.001, False, "paced", 1000.0), SearchRow(2, 1000.0, 900.0, 0.1, False,
+            "paced", 1000.0), SearchRow(3, 800.0, 800.0, 0.0, True, "paced", 800.0),
+            SearchRow(4, 5000.0, 2000.0, 0.0, True, "probe", 5000.0, decides=False)]
+    assert apr_at_loss_goal(rows, 0.005) == 800.0        # one trial of the 1000 level lost 10 %: not that level
+    assert apr_at_loss_goal(rows[:1], 0.005) == 990.0 and apr_at_loss_goal(rows[3:], 0.005) is None
+
+
+def test_the_rate_figures_must_come_in_order():
+    from fixtures.families.async_msgs import figures_in_order
+    rec = {"maximum_apr": 1000.0, "loss_free_apr": 800.0, "loss_free_reason": None, "generator_bound": False}
+
+    def entry(**kw):
+        return {"trials": [{"index": 1, "ok": True, "details": {**rec, **kw}}]}
+    assert figures_in_order(entry(apr_at_loss_goal=900.0)) and figures_in_order(entry(apr_at_loss_goal=None))
+    assert not figures_in_order(entry(apr_at_loss_goal=700.0)) and not figures_in_order(entry(apr_at_loss_goal=1100))
+    assert not figures_in_order(entry(loss_free_apr=1200.0))
