@@ -12,6 +12,7 @@ no event loop, no polling.  Its median round trip is the floor no OpenFlow emula
 from __future__ import annotations
 
 import socket
+import struct
 import sys
 from array import array
 from pathlib import Path
@@ -46,9 +47,19 @@ def exchange_sizes(version: int, frame_size: int) -> tuple:
 def measure(request_size: int, answer_size: int, count: int = 20_000, warmup: int = 2_000,
             log: Optional[Path] = None, timeout: float = 10.0) -> dict:
     """``count`` timed exchanges (after ``warmup`` untimed ones) of a ``request_size``-byte request and an
-    ``answer_size``-byte answer: the median, p99 and mean round trip in µs."""
+    ``answer_size``-byte answer: the median, p99 and mean round trip in µs.  Every read and write gives up after
+    ``timeout`` s (an echo side that stops answering ends the measurement, it does not hang it); whatever goes
+    wrong is a :class:`PingPongError` saying what."""
     if native is None:
         raise PingPongError(WHY_NOT)
+    try:
+        return _measure(request_size, answer_size, count, warmup, log, timeout)
+    except OSError as exc:        # a socket, the child, or the C loop (ConnectionError; EAGAIN at the timeout)
+        raise PingPongError(f"the ping-pong failed: {exc}") from None
+
+
+def _measure(request_size: int, answer_size: int, count: int, warmup: int, log: Optional[Path],
+             timeout: float) -> dict:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
         listener.bind((LOOPBACK, 0))
         listener.listen(1)
@@ -64,8 +75,10 @@ def measure(request_size: int, answer_size: int, count: int = 20_000, warmup: in
                                     f"({child.exit_reason() or 'running'})") from None
             with conn:
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                conn.settimeout(None)
-                native.ping(conn.fileno(), request_size, answer_size, warmup)
+                conn.settimeout(None)        # blocking, as the C loop needs; the kernel's own timeouts bound it
+                give_up_after(conn, timeout)
+                if warmup:
+                    native.ping(conn.fileno(), request_size, answer_size, warmup)
                 rtt = array("q", native.ping(conn.fileno(), request_size, answer_size, count))
         finally:
             child.end(grace=2.0)
@@ -75,10 +88,18 @@ def measure(request_size: int, answer_size: int, count: int = 20_000, warmup: in
             "median_us": round(median, 2), "p99_us": round(p99, 2), "mean_us": round(sum(us) / len(us), 2)}
 
 
+def give_up_after(sock: socket.socket, seconds: float) -> None:
+    """A blocking socket's reads and writes fail (EAGAIN) after ``seconds`` without progress."""
+    whole = int(seconds)
+    value = struct.pack("ll", whole, int((seconds - whole) * 1e6))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, value)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, value)
+
+
 def _echo_main(port: int, in_size: int, out_size: int) -> int:
     with socket.create_connection((LOOPBACK, port), timeout=10) as sock:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.settimeout(None)
+        sock.settimeout(None)        # waits for the next request as long as the measuring side is there
         native.echo(sock.fileno(), in_size, out_size)
     return 0
 

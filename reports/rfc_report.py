@@ -161,8 +161,11 @@ def _ovn_cluster(info) -> str:
 def _nofile(ctl: dict):
     limit = ctl.get("nofile_limit")
     if limit is None:
-        return "not known (external: give --start-command or --controller-pid)" if ctl.get("mode") == "external" \
-            else None
+        if ctl.get("mode") != "external":
+            return None
+        if ctl.get("start_command"):    # started, but no process of its group was found listening
+            return "not known (no process of the start command's group was found listening)"
+        return "not known (external: give --start-command or --controller-pid)"
     if isinstance(limit, dict):
         return f"soft {_v(limit.get('soft'))} / hard {_v(limit.get('hard'))}"
     if isinstance(limit, (list, tuple)) and len(limit) == 2:

@@ -477,6 +477,13 @@ def test_the_apr_at_the_loss_goal_survives_the_pause_that_sinks_the_loss_free_ra
     assert apr_at_loss_goal(rows[:1], 0.005) == 990.0 and apr_at_loss_goal(rows[3:], 0.005) is None
 
 
+def test_the_top_down_searchs_trials_at_the_maximum_rate_are_a_level_of_the_loss_goal_too():
+    from fixtures.families.async_msgs import apr_at_loss_goal
+    s = rate_search(model(60_000.0, max_offered=50_000.0), step=0.1, tolerance=0.05, max_confirm=5)
+    assert s["loss_free"] is not None and s["loss_free"].target_rate is None       # trial 1 lost nothing
+    assert apr_at_loss_goal(s["rows"], 0.005) == pytest.approx(s["loss_free"].apr)
+
+
 def test_the_rate_figures_must_come_in_order():
     from fixtures.families.async_msgs import figures_in_order
     rec = {"maximum_apr": 1000.0, "loss_free_apr": 800.0, "loss_free_reason": None, "generator_bound": False}

@@ -366,6 +366,14 @@ def test_a_call_answers_the_servers_echo_probes_and_returns_its_own_reply_cut_fr
     assert sock.sent == [{"method": "transact", "id": 5, "params": []}, {"id": "e1", "result": [], "error": None}]
 
 
+def test_an_echo_that_cannot_be_answered_loses_none_of_the_replies_read_with_it():
+    class Broken(ScriptedSocket):
+        def sendall(self, data):
+            raise BrokenPipeError("gone")
+    conn = JsonRpcConnection(Broken(b'{"id":3,"result":[],"error":null}{"method":"echo","params":[],"id":"e"}'))
+    assert conn.receive() == [{"id": 3, "result": [], "error": None}] and conn.read_ns > 0
+
+
 def test_a_connection_the_server_closes_or_fills_with_what_is_not_json_raises_the_callers_error():
     with pytest.raises(UnixctlError, match="gone away"):
         JsonRpcConnection(ScriptedSocket(), UnixctlError, "gone away").call({"method": "x", "id": 1}, float("inf"))

@@ -62,3 +62,17 @@ def test_selfbench_sets_the_floor_beside_the_ping_pong_each_time_and_says_when_i
     assert [r.get("floor_to_pingpong") for r in floor["rounds"]] == [4.0, None, 4.0]
     assert floor["rounds"][1]["pingpong"] == "not measured: not built" and floor["floor_to_pingpong_median"] == 4.0
     assert pingpong.exchange_sizes(0x04, 64)[0] > pingpong.exchange_sizes(0x01, 64)[0] > 64
+
+
+@needs_build
+@pytest.mark.component
+def test_an_echo_side_that_stops_answering_ends_the_wait_at_the_timeout():
+    import time
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        pingpong.give_up_after(ours, 0.2)
+        t0 = time.monotonic()
+        with pytest.raises(BlockingIOError):
+            pingpong.native.ping(ours.fileno(), 8, 8, 3)         # the request is read by no one
+        assert time.monotonic() - t0 < 2
+    assert pingpong.measure(90, 106, count=10, warmup=0)["exchanges"] == 10

@@ -354,6 +354,9 @@ def test_run_record_for_external_controllers_and_old_files():
                 "emulator": {"busy_poll": True}, "command": "pytest a|b"}
     text = render_markdown({"run": external, "benchmarks": []})
     assert "| Controller open-file limit | not known (external: give --start-command or --controller-pid) |" in text
+    started = {**FULL_RUN, "controller": {"mode": "external", "start_command": "ctl {port}"}}
+    assert "not known (no process of the start command's group was found listening)" in \
+        render_markdown({"run": started})
     assert "| CPU placement | not pinned |" in text and "| Emulator waits | busy-polling (opt-in) |" in text
     assert "```\npytest a|b\n```" in text
     old = render_markdown({"run": {"started": "x"}, "benchmarks": []})

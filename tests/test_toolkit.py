@@ -124,6 +124,10 @@ def test_one_reader_of_ovsdbs_json_stream():
     classes = sorted(f"{name}:{node.name}" for name, node in nodes(ast.ClassDef) if "json" in node.name.lower()
                      and "stream" in node.name.lower())
     assert readers == ["emulator/nbload.py"] and classes == ["emulator/nbload.py:JsonStream"], (readers, classes)
+    # and one connection that speaks it (fixtures.devices.ovsdb.JsonRpcConnection), besides the load generator's
+    # non-blocking reader of its workers' many sockets
+    users = sorted({name for name, node in nodes(ast.Call) if ast.unparse(node.func).endswith("JsonStream")})
+    assert users == ["emulator/nbload.py", "fixtures/devices/ovsdb.py"], users
 
 
 def code_lines(name: str) -> int:
