@@ -52,6 +52,13 @@ def our_options() -> set:
     return flags
 
 
+def selfbench_options() -> set:
+    """The options of ``python -m fixtures.selfbench``'s subcommands, from its parser."""
+    from fixtures.selfbench import make_parser
+    (sub,) = [a for a in make_parser()._actions if a.dest == "command"]
+    return {flag for p in sub.choices.values() for a in p._actions for flag in a.option_strings}
+
+
 def reports_options() -> set:
     """The options of ``python -m reports`` and its subcommands."""
     from reports.__main__ import build_parser, subcommand_options
@@ -196,7 +203,7 @@ def test_the_index_maps_every_page_and_the_readme_leads_there():
 def test_every_option_the_docs_name_exists(doc):
     import tiers
     mine = our_options()
-    known = mine | OTHERS | attack_options() | reports_options() | set(tiers.OPTIONS)
+    known = mine | OTHERS | attack_options() | reports_options() | selfbench_options() | set(tiers.OPTIONS)
     named = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", doc.read_text()))
     unknown = sorted(n for n in named if n not in known)
     assert not unknown, f"{doc.name} names options the suite does not have: {unknown}"
