@@ -113,6 +113,7 @@ class NullControllerProtocol(Protocol):
         self.dpid = None
         self.closed = False
         self.queue = factory.queue                     # None: answer at once (the fast path)
+        self.police = factory.police                   # None: every answer passes
         self.bad_answer = factory.malformed_what if factory.malformed_when == "packet_in" else None
 
     def connectionMade(self):
@@ -157,7 +158,8 @@ class NullControllerProtocol(Protocol):
         answer = self.factory.answer
         # the compiled path (emulator.fastpath) answers whole runs of buffered PACKET_INs; what it leaves (another
         # type, an unbuffered PACKET_IN, a malformed one) is Python's.  Delayed, paced or malformed answers: Python.
-        native = fastpath.native if self.queue is None and not self.bad_answer and self.version else None
+        native = fastpath.native if self.queue is None and self.police is None and not self.bad_answer \
+            and self.version else None
         while n - off >= 8:
             if native is not None:
                 off, out, k, self.xid = native.packet_outs(buf, off, self.version, self.xid, answer)
@@ -187,6 +189,10 @@ class NullControllerProtocol(Protocol):
 
     def _send(self, replies: list) -> None:
         """The answers to one read: malformed first when asked, queued when paced, else written at once."""
+        if self.police is not None:
+            replies = replies[:self.police.take(len(replies))]
+            if not replies:
+                return
         if self.bad_answer:
             replies[0] = malform(replies[0], self.bad_answer)
             self.bad_answer = None
@@ -263,6 +269,32 @@ def malform(message: bytes, what: str) -> bytes:
     if what == "bad-version":
         return bytes((BAD_VERSION,)) + message[1:]
     raise ValueError(f"unknown malformation {what!r}; expected one of {', '.join(MALFORMED_WHAT)}")
+
+
+class TokenBucket:
+    """A policer over all sessions: ``rate`` tokens a second, at most ``burst`` saved (full at the start); each answer
+    takes one, and an answer that finds none is dropped, not queued, as a switch's or a controller's policer drops
+    what is over its rate.  A trial offered more than ``rate`` passes the excess for as long as the saved credit
+    lasts (``burst`` answers): a short one can pass above the rate."""
+
+    def __init__(self, clock, rate: float, burst: int):
+        self.clock, self.rate, self.burst = clock, rate, burst
+        self.tokens = float(burst)
+        self.at: float | None = None
+        self.passed = 0
+        self.dropped = 0
+
+    def take(self, n: int) -> int:
+        """How many of ``n`` answers pass now."""
+        now = self.clock.seconds()
+        if self.at is not None:
+            self.tokens = min(float(self.burst), self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        k = min(n, int(self.tokens))
+        self.tokens -= k
+        self.passed += k
+        self.dropped += n - k
+        return k
 
 
 class AnswerQueue:
@@ -429,7 +461,9 @@ class Behaviour:
     ``hold_limit`` sessions open for ``hold_after`` seconds collapse it the ``limit_mode`` way (a controller that
     establishes more sessions than it can keep).  ``answer``: a PACKET_OUT, nothing, or LLDP rounds every
     ``lldp_period`` s; ``delay_ms``/``rate_cap``: every answer that late, at most that many a second (the rest
-    queued); ``malformed``: ``"WHEN:WHAT"`` (or ``(when, what)``), one message replaced by a malformed one."""
+    queued); ``police_rate``/``police_burst``: a token bucket over the answers, the excess dropped
+    (:class:`TokenBucket`); ``malformed``: ``"WHEN:WHAT"`` (or ``(when, what)``), one message replaced by a malformed
+    one."""
     answer: str = "packet_out"
     session_limit: Optional[int] = None
     limit_mode: str = "refuse"
@@ -439,6 +473,8 @@ class Behaviour:
     rate_cap: Optional[float] = None
     malformed: Union[str, tuple, None] = None
     lldp_period: float = 0.0
+    police_rate: Optional[float] = None
+    police_burst: int = 200
 
     def __post_init__(self):
         if self.answer not in ANSWERS:
@@ -451,6 +487,10 @@ class Behaviour:
             raise ValueError(f"delay_ms {self.delay_ms!r} is negative")
         if self.rate_cap is not None and not self.rate_cap > 0:
             raise ValueError(f"rate_cap {self.rate_cap!r} is not a positive rate")
+        if self.police_rate is not None and not self.police_rate > 0:
+            raise ValueError(f"police_rate {self.police_rate!r} is not a positive rate")
+        if self.police_burst < 1:
+            raise ValueError(f"police_burst {self.police_burst!r} is below 1")
 
     @property
     def malformation(self) -> tuple:
@@ -481,6 +521,8 @@ class Behaviour:
             out += ["--delay-ms", repr(self.delay_ms)]
         if self.rate_cap:
             out += ["--rate-cap", repr(self.rate_cap)]
+        if self.police_rate:
+            out += ["--police-rate", repr(self.police_rate), "--police-burst", str(self.police_burst)]
         if self.malformed:
             when, what = self.malformation
             out += ["--malformed", f"{when}:{what}"]
@@ -490,7 +532,8 @@ class Behaviour:
     def from_args(cls, args: argparse.Namespace) -> "Behaviour":
         return cls(answer=args.answer, session_limit=args.session_limit, limit_mode=args.limit_mode,
                    hold_limit=args.hold_limit, hold_after=args.hold_after, delay_ms=args.delay_ms,
-                   rate_cap=args.rate_cap, malformed=args.malformed, lldp_period=args.lldp_period)
+                   rate_cap=args.rate_cap, malformed=args.malformed, lldp_period=args.lldp_period,
+                   police_rate=args.police_rate, police_burst=args.police_burst)
 
 
 NO_BEHAVIOUR = Behaviour()     # a PACKET_OUT for every PACKET_IN, at once, to any number of sessions
@@ -526,6 +569,7 @@ class NullControllerFactory(Factory):
             raise ValueError(f"unknown malformation {self.malformed_what!r}")
         self.delay_ms, self.rate_cap = b.delay_ms, b.rate_cap
         self._clock = clock
+        self.police = TokenBucket(self.clock, b.police_rate, b.police_burst) if b.police_rate else None
         self.queue = None
         if b.queued:
             if backlog is None and b.rate_cap:
@@ -623,6 +667,16 @@ def _positive(text: str) -> float:
     return value
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return value
+
+
 def _malformed(text: str) -> tuple:
     try:
         return parse_malformed(text)
@@ -668,6 +722,11 @@ def main(argv=None) -> int:
                         help="answer at most R PACKET_INs per second over all sessions: one FIFO pacing queue "
                              "(answer k of a busy period at start + k/R; with --delay-ms, at max(read + D, slot)); "
                              "the excess waits, it is not dropped")
+    parser.add_argument("--police-rate", type=_positive, default=None, metavar="R",
+                        help="police the answers over all sessions: a token bucket of R a second (--police-burst "
+                             "saved); an answer over it is dropped, not queued")
+    parser.add_argument("--police-burst", type=_positive_int, default=200, metavar="B",
+                        help="with --police-rate: the answers the bucket saves (default %(default)d)")
     parser.add_argument("--queue-limit", type=int, default=QUEUE_LIMIT, metavar="N",
                         help="with --delay-ms or --rate-cap: answers that may wait (default %(default)d); past it "
                              "they are dropped and counted")

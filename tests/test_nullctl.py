@@ -122,6 +122,33 @@ def test_delay_keeps_order_across_sessions_and_drops_answers_of_closed_ones():
     assert factory.queue.sent == 2 and factory.queue.discarded == 2 and factory.queue.dropped == 0
 
 
+# --------------------------------------------------------------------------- --police-rate
+
+def test_a_policer_passes_its_burst_then_its_rate_and_drops_the_rest_over_all_sessions():
+    clock = Clock()
+    factory = NullControllerFactory(clock=clock, behaviour=Behaviour(police_rate=1000, police_burst=20))
+    (a, ta), (b, tb) = session(factory), session(factory)
+    a.dataReceived(packet_ins(0, 15))
+    b.dataReceived(packet_ins(100, 15, switch=2))
+    assert answers(ta) == list(range(15)) and answers(tb) == list(range(100, 105))    # the burst: 20 of 30
+    clock.advance(0.010)                                # 10 ms at 1000/s: 10 tokens
+    a.dataReceived(packet_ins(15, 30))
+    assert answers(ta) == list(range(15, 25))           # the first 10 of 30 pass, in order; nothing waits
+    clock.advance(10)                                   # the bucket refills to its burst, no further
+    b.dataReceived(packet_ins(200, 50, switch=2))
+    assert answers(tb) == list(range(200, 220))
+    assert (factory.police.passed, factory.police.dropped) == (50, 60) and factory.queue is None
+
+
+def test_the_policer_is_on_the_command_line_and_refuses_nonsense():
+    b = Behaviour(police_rate=5000.0, police_burst=200)
+    assert b.arguments() == ["--police-rate", "5000.0", "--police-burst", "200"]
+    with pytest.raises(ValueError, match="police_rate"):
+        Behaviour(police_rate=0)
+    with pytest.raises(ValueError, match="police_burst"):
+        Behaviour(police_rate=10, police_burst=0)
+
+
 # --------------------------------------------------------------------------- --rate-cap
 
 def test_rate_cap_paces_one_fifo_queue_over_all_sessions_and_drops_nothing():
