@@ -127,10 +127,15 @@ def test_the_deployment_axis_runs_the_processing_rate_on_ryu_alone_and_on_ryu_ha
     # On ryu-ha, 0.3 s trials may find no level loss-free on a noisy host (CI twice: "no offered rate was answered
     # without loss"; a member's pause near a trial's end reads as backlog).  That entry then fails, and so does the
     # run, saying why; the search's own rules are the unit tests' (tests/test_async_logic.py).  Anything else fails.
+    # The rate at the loss goal of the same searches may then have no level either.
     unproven = ("test_async_message_processing_rate_loss_free", "2sw-2n")
+    at_goal = ("test_async_message_processing_rate_at_loss_goal", "2sw-2n")
     if r.returncode == 1 and entries.get(unproven, {}).get("outcome", {}).get("status") == "failed":
         assert "no offered rate was answered without loss" in entries[unproven]["outcome"]["reason"], said(r, out)
-        assert sum(b["outcome"]["status"] == "failed" for b in entries.values()) == 1, said(r, out)
+        failed = {k for k, b in entries.items() if b["outcome"]["status"] == "failed"}
+        assert failed in ({unproven}, {unproven, at_goal}), said(r, out)
+        if at_goal in failed:
+            assert "no level of the search lost at most" in entries[at_goal]["outcome"]["reason"], said(r, out)
     else:
         assert r.returncode == 0, said(r, out)
     alone = entries[("test_async_message_processing_rate", "2sw-1n")]
