@@ -86,6 +86,7 @@ from twisted.internet.protocol import Factory, Protocol
 
 from . import codec, fastpath
 from .limits import FdLimitError, raise_nofile
+from .params import positive_int
 
 LIMIT_MODES = ("refuse", "close", "silent", "crash", "stall", "close-all")
 COLLAPSES = ("crash", "stall", "close-all")     # past the limit every session fails, not only the new one
@@ -667,16 +668,6 @@ def _positive(text: str) -> float:
     return value
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
-    return value
-
-
 def _malformed(text: str) -> tuple:
     try:
         return parse_malformed(text)
@@ -725,7 +716,7 @@ def main(argv=None) -> int:
     parser.add_argument("--police-rate", type=_positive, default=None, metavar="R",
                         help="police the answers over all sessions: a token bucket of R a second (--police-burst "
                              "saved); an answer over it is dropped, not queued")
-    parser.add_argument("--police-burst", type=_positive_int, default=200, metavar="B",
+    parser.add_argument("--police-burst", type=positive_int, default=200, metavar="B",
                         help="with --police-rate: the answers the bucket saves (default %(default)d)")
     parser.add_argument("--queue-limit", type=int, default=QUEUE_LIMIT, metavar="N",
                         help="with --delay-ms or --rate-cap: answers that may wait (default %(default)d); past it "
