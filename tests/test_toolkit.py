@@ -171,3 +171,27 @@ def test_every_procedure_names_the_rule_its_check_guards():
         check = cls.plausible
         if check is not Procedure.plausible:
             assert (check.__doc__ or "").strip(), f"{cls.__qualname__}.plausible has no docstring to fail with"
+
+
+def test_every_search_moves_through_the_one_search_engine():
+    """Issue 44: bracketing and bisection are written once (fixtures/search.py).  A module that defines a search (a
+    ``*_search`` function or a ``*Search`` class) imports it, and no benchmark computes a midpoint of its own: no
+    ``(a + b) / 2``, ``(a + b) // 2`` nor ``math.sqrt(a * b)`` of two names in ``fixtures/`` outside the engine
+    (the emulator's clock offset, ``(t0 + t1) // 2``, is not a search)."""
+    searching = {name for name, node in nodes((ast.FunctionDef, ast.ClassDef))
+                 if node.name.endswith("_search") or node.name.endswith("Search")} - {"fixtures/search.py"}
+    importing = {name for name, node in nodes(ast.ImportFrom) if node.module == "fixtures.search"}
+    assert searching and searching <= importing, sorted(searching - importing)
+
+    def midpoint(node) -> bool:
+        halved = (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv))
+                  and isinstance(node.right, ast.Constant) and node.right.value == 2
+                  and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Add)
+                  and all(isinstance(x, (ast.Name, ast.Attribute)) for x in (node.left.left, node.left.right)))
+        root = (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sqrt"
+                and len(node.args) == 1 and isinstance(node.args[0], ast.BinOp)
+                and isinstance(node.args[0].op, ast.Mult))
+        return halved or root
+    found = sorted({name for name, node in nodes((ast.BinOp, ast.Call))
+                    if name.startswith("fixtures/") and midpoint(node)})
+    assert found == ["fixtures/search.py"], found
