@@ -131,3 +131,30 @@ def test_levels_kept_whatever_order_they_came_in_and_a_cap_ends_the_climb():
 
 def test_doubling_is_the_default_steps():
     assert DOUBLING.up(10, 5) == 20 and DOUBLING.down(10, 5) == 5
+
+
+def test_a_hint_is_used_once_each_side_and_replaced_by_the_next():
+    tried = []
+    s = Search(lambda level: (tried.append(level), level <= 1000)[1], Scale.LINEAR, 0.02)
+    s.seed(passed=100, failed=8000)
+    s.hint(1005)               # just below: 1005 × 0.99 = 994.95 passes; just above: 1015.05 fails: narrow at once
+    found = s.bisect()
+    assert tried == [pytest.approx(994.95), pytest.approx(1015.05)] and found.narrowed
+    tried.clear()
+    s = Search(lambda level: (tried.append(level), level <= 1000)[1], Scale.LINEAR, 0.02)
+    s.seed(passed=100, failed=8000)
+    s.hint(3000)               # a wrong hint costs two trials, then halving goes on
+    s.bisect()
+    assert tried[:3] == [pytest.approx(2970), 1535.0, 817.5] and s.found.narrowed
+    s = Search(lambda level: True, Scale.COUNT, 1)
+    s.hint(500)
+    assert s.hinted is None    # a count has no hint
+
+
+def test_a_hint_below_the_next_step_is_where_the_descent_goes():
+    tried = []
+    s = Search(lambda level: (tried.append(level), level <= 5040)[1], Scale.LINEAR, 0.01)
+    s.seed(failed=5400)
+    s.hint(5040)
+    s.bracket(5346, Steps(54, down_doubles=True))
+    assert tried == [5346, pytest.approx(5014.8)]
