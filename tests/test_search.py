@@ -158,3 +158,11 @@ def test_a_hint_below_the_next_step_is_where_the_descent_goes():
     s.hint(5040)
     s.bracket(5346, Steps(54, down_doubles=True))
     assert tried == [5346, pytest.approx(5014.8)]
+
+
+def test_a_failed_trial_that_says_nothing_drops_the_hint():
+    s = Search(lambda level: False, Scale.LINEAR, 0.01)
+    s.hint(1000)
+    assert s.hinted == 1000
+    s.hint(None)
+    assert s.hinted is None
