@@ -527,3 +527,55 @@ def test_a_policer_is_found_at_its_full_td_boundary_with_few_full_trials(burst):
     full = sum(kind == "full" for kind, _ in run.calls)
     assert full <= 6 and len(run.calls) <= 16, run.calls
 
+
+
+def test_a_starved_calibration_halves_no_lower_than_a_64th_of_it():
+    """A controller that loses at every rate, whose calibration lost too: the probes double and halve from C, no
+    lower than C / 64, and the search ends without a figure, saying why."""
+    calls = []
+
+    def run(kind, rate):
+        calls.append((kind, rate))
+        if kind == "calibrate":
+            return {"offered_rate": 1200.0, "apr": 1000.0, "loss_ratio": 0.2, "loss_free": False}
+        return {"offered_rate": rate, "apr": rate * 0.999, "loss_ratio": 0.001, "loss_free": False}
+    s = calibrated(run)
+    probes = [rate for kind, rate in calls if kind == "probe"]
+    # halving to C / 64, then the lowest lossy rate probed once more (a chance loss must not cap the level)
+    assert probes == [1000.0 / 2 ** k for k in range(7)] + [1000.0 / 64] and s["loss_free"] is None and s["reason"]
+
+
+def collapsing(capacity, pauses_above):
+    """A controller like Ryu: loss-free up to ``capacity`` in a probe, answering ever less the more it is overloaded
+    (down to 30 %: a lossy trial's APR far below the boundary), and losing a few requests in a pause in any full
+    trial above ``pauses_above`` (its APR then close to what it was offered)."""
+    calls = []
+
+    def run(kind, rate):
+        calls.append((kind, rate))
+        if kind == "calibrate":
+            return {"offered_rate": capacity, "apr": 0.9 * capacity, "loss_ratio": 0.0, "loss_free": True}
+        if rate > capacity:
+            apr = capacity * max(0.3, 1 - 2 * (rate / capacity - 1))
+            return {"offered_rate": rate, "apr": apr, "loss_ratio": 1 - apr / rate, "loss_free": False}
+        if kind == "full" and rate > pauses_above:
+            return {"offered_rate": rate, "apr": rate * 0.998, "loss_ratio": 0.002, "loss_free": False}
+        return {"offered_rate": rate, "apr": rate, "loss_ratio": 0.0, "loss_free": True}
+    run.calls = calls
+    return run
+
+
+@pytest.mark.parametrize("pauses_above", [0.5, 0.8, 0.95])
+def test_hints_cost_a_collapsing_controller_at_most_two_trials(monkeypatch, pauses_above):
+    """A collapsing controller's lossy APR is no boundary: the hints may mislead the search, but by at most two
+    trials against the same search without them, with the same figures to the resolution."""
+    from fixtures.families.async_msgs import CalibratedSearch
+    with_hints = collapsing(3000.0, pauses_above * 3000.0)
+    hinted = calibrated(with_hints)
+    monkeypatch.setattr(CalibratedSearch, "hints", False)
+    without = collapsing(3000.0, pauses_above * 3000.0)
+    plain = calibrated(without)
+    assert len(with_hints.calls) <= len(without.calls) + 2, (with_hints.calls, without.calls)
+    boundary = pauses_above * 3000.0
+    for s in (hinted, plain):
+        assert 0.98 * boundary <= s["loss_free"].apr <= boundary and s["maximum"].apr >= 0.95 * 3000.0

@@ -166,3 +166,25 @@ def test_a_failed_trial_that_says_nothing_drops_the_hint():
     assert s.hinted == 1000
     s.hint(None)
     assert s.hinted is None
+
+
+def test_an_opening_at_or_below_zero_or_the_bottom_tries_nothing():
+    tried = []
+    for start, bottom in ((0, 0.0), (-5, 0.0), (3, 4)):
+        found = Search(boundary(10, tried), Scale.COUNT, 1, bottom=bottom).bracket(start)
+        assert found.bottom_reached and found.passed is None
+    assert tried == []
+
+
+def test_a_count_is_tried_in_whole_numbers():
+    tried = []
+    found = Search(boundary(2, tried), Scale.COUNT, 1).bracket(37)
+    assert tried == [37, 18, 9, 4, 2] and all(isinstance(n, int) for n in tried) and found.passed == 2
+
+
+def test_a_hint_is_tried_where_the_next_step_would_go_below_zero():
+    tried = []
+    s = Search(boundary(50, tried), Scale.LINEAR, 0.02)
+    s.hint(40)
+    found = s.bracket(300, Steps(400))      # 300 - 400 < 0: no step left, but the hint (39.6) is
+    assert tried == [300, pytest.approx(39.6)] and found.passed == pytest.approx(39.6)
