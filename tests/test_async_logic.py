@@ -518,14 +518,16 @@ def policer(rate, burst, probe_s=0.5, td_s=5.0, calibration=0.09):
 def test_a_policer_is_found_at_its_full_td_boundary_with_few_full_trials(burst):
     """The rate of a trial that lost to a policer is its boundary: the search tries just below and just above it,
     and a starved calibration makes the probes double.  Loss-free = rate + burst / Td within the resolution (a Td
-    trial passes up to there), with at most 6 full-Td trials and 16 in all (issue 44: 12 full of 29 before)."""
+    trial passes up to there), with at most 5 full-Td trials and 16 in all (issue 44: 12 full of 29 before); its
+    maximum is confirmed by two lossy full trials at different rates that answered the same (a saturated
+    controller), not by repeating the level of the highest APR."""
     run = policer(5000.0, burst)
     s = calibrated(run)
     boundary = 5000.0 + burst / 5.0
     assert 0.99 * boundary <= s["loss_free"].apr <= boundary and s["loss_free_confirmed"]
     assert s["maximum"].apr == pytest.approx(boundary, rel=0.01)
     full = sum(kind == "full" for kind, _ in run.calls)
-    assert full <= 6 and len(run.calls) <= 16, run.calls
+    assert full <= 5 and len(run.calls) <= 16 and s["maximum_confirmed"], run.calls
 
 
 
@@ -579,3 +581,20 @@ def test_hints_cost_a_collapsing_controller_at_most_two_trials(monkeypatch, paus
     boundary = pauses_above * 3000.0
     for s in (hinted, plain):
         assert 0.98 * boundary <= s["loss_free"].apr <= boundary and s["maximum"].apr >= 0.95 * 3000.0
+
+
+def test_lossy_full_trials_that_disagree_do_not_confirm_a_maximum():
+    """Two lossy full trials at different rates confirm the maximum only when they answered the same within ±P: a
+    controller whose APR still grows with the offered rate has its level of the highest APR repeated."""
+    from fixtures.families.async_msgs import CalibratedSearch, SearchRow
+    search = CalibratedSearch(None, 0.1, 0.05, 5, 0.01, lambda: None, 40)
+
+    def row(n, rate, apr, loss_free=False):
+        return SearchRow(trial=n, offered_rate=rate, apr=apr, loss_ratio=0.0 if loss_free else 0.1,
+                         loss_free=loss_free, mode="paced", target_rate=rate)
+    search.rows = [row(1, 5000.0, 4990.0, loss_free=True), row(2, 6000.0, 5500.0), row(3, 8000.0, 5600.0)]
+    assert search.saturated(search.rows[2])                   # 5,600 and 5,500 agree within 5 %
+    search.rows[1] = row(2, 6000.0, 5000.0)
+    assert not search.saturated(search.rows[2])               # 5,600 and 5,000 do not
+    search.rows[2] = row(3, 8000.0, 5040.0, loss_free=True)
+    assert not search.saturated(search.rows[2])               # a loss-free trial is no saturation
