@@ -39,52 +39,72 @@ static inline void put32(unsigned char *p, uint32_t v) {
     p[3] = (unsigned char)v;
 }
 
+/* A contiguous buffer of ``o``; for itemsize 8 (the int64 arrays) its elements must be 8 bytes, its length a
+ * multiple of 8 and its address aligned for int64 (an array('q') is; a bytes object of 16 bytes is not). */
+/* Arithmetic on times and counters that come from the caller: never signed overflow (undefined behaviour).  A
+ * difference saturates; a sum wraps as two's complement; a bucket is the twentieth of Td a send time falls in,
+ * the first when before the start, the last when after the end. */
+static inline int64_t sat_sub(int64_t a, int64_t b) {
+    int64_t d;
+    if (__builtin_sub_overflow(a, b, &d)) return a > b ? INT64_MAX : INT64_MIN;
+    return d;
+}
+
+static inline int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+
+static inline int64_t bucket_of(int64_t since_start, int64_t duration) {
+    if (since_start <= 0) return 0;
+    if (since_start >= duration) return BUCKETS - 1;
+    return (int64_t)(((__int128)since_start * BUCKETS) / duration);     /* duration > 0: below BUCKETS */
+}
+
+#define BUMP(i, v) (x[i] = wrap_add(x[i], (v)))
+
 static int get_buffer(PyObject *o, Py_buffer *b, int writable, Py_ssize_t itemsize, const char *what) {
-    if (PyObject_GetBuffer(o, b, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0)
+    if (PyObject_GetBuffer(o, b, (writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
         return -1;
-    if (itemsize > 1 && b->len % itemsize) {
+    if (itemsize > 1 && (b->itemsize != itemsize || b->len % itemsize
+                         || ((uintptr_t)b->buf) % _Alignof(int64_t))) {
+        PyErr_Format(PyExc_ValueError, "%s: not an array of %zd-byte integers (item size %zd, length %zd)", what,
+                     itemsize, b->itemsize, b->len);
         PyBuffer_Release(b);
-        PyErr_Format(PyExc_ValueError, "%s: length %zd is not a multiple of %zd", what, b->len, itemsize);
         return -1;
     }
     return 0;
 }
 
-/* match(buf, off, ctx, t_sent, s_sent, done, bucket_answered, bucket_rtt, bucket_max_rtt) -> (off, latencies) */
-static PyObject *match(PyObject *self, PyObject *args) {
-    PyObject *o_buf, *o_ctx, *o_t, *o_s, *o_done, *o_ba, *o_br, *o_bm;
-    Py_ssize_t off;
-    if (!PyArg_ParseTuple(args, "OnOOOOOOO", &o_buf, &off, &o_ctx, &o_t, &o_s, &o_done, &o_ba, &o_br, &o_bm))
-        return NULL;
-    Py_buffer b, c, ts, ss, dn, ba, br, bm;
-    if (get_buffer(o_buf, &b, 0, 1, "buf") < 0) return NULL;
-    if (get_buffer(o_ctx, &c, 1, 8, "ctx") < 0) goto e0;
-    if (get_buffer(o_t, &ts, 0, 8, "t_sent") < 0) goto e1;
-    if (get_buffer(o_s, &ss, 0, 8, "s_sent") < 0) goto e2;
-    if (get_buffer(o_done, &dn, 1, 1, "done") < 0) goto e3;
-    if (get_buffer(o_ba, &ba, 1, 8, "bucket_answered") < 0) goto e4;
-    if (get_buffer(o_br, &br, 1, 8, "bucket_rtt") < 0) goto e5;
-    if (get_buffer(o_bm, &bm, 1, 8, "bucket_max_rtt") < 0) goto e6;
+#define FIELD_MAX 0xFFFF        /* an offset into one OpenFlow message (its length is a 16-bit field) */
 
-    int64_t *x = (int64_t *)c.buf;
-    const unsigned char *p = (const unsigned char *)b.buf;
-    const Py_ssize_t n = b.len;
-    int64_t *t_sent = (int64_t *)ts.buf, *s_sent = (int64_t *)ss.buf;
-    unsigned char *done = (unsigned char *)dn.buf;
-    int64_t *b_ans = (int64_t *)ba.buf, *b_rtt = (int64_t *)br.buf, *b_max = (int64_t *)bm.buf;
-    PyObject *result = NULL, *lat = NULL;
-    if (c.len < C_N * 8 || ba.len < BUCKETS * 8 || br.len < BUCKETS * 8 || bm.len < BUCKETS * 8) {
+/* match(buf, off, ctx, t_sent, s_sent, done, bucket_answered, bucket_rtt, bucket_max_rtt) -> (off, latencies) */
+enum { M_BUF, M_CTX, M_T_SENT, M_S_SENT, M_DONE, M_B_ANSWERED, M_B_RTT, M_B_MAX, M_N };
+static const struct { int writable; Py_ssize_t itemsize; const char *what; } MATCH_ARGS[M_N] = {
+    {0, 1, "buf"}, {1, 8, "ctx"}, {0, 8, "t_sent"}, {0, 8, "s_sent"}, {1, 1, "done"}, {1, 8, "bucket_answered"},
+    {1, 8, "bucket_rtt"}, {1, 8, "bucket_max_rtt"}};
+
+/* match() over its arguments' buffers (v, in MATCH_ARGS's order): the answers booked, or NULL with an error set. */
+static PyObject *match_buffers(Py_buffer *v, Py_ssize_t off) {
+    int64_t *x = (int64_t *)v[M_CTX].buf;
+    const unsigned char *p = (const unsigned char *)v[M_BUF].buf;
+    const Py_ssize_t n = v[M_BUF].len;
+    int64_t *t_sent = (int64_t *)v[M_T_SENT].buf, *s_sent = (int64_t *)v[M_S_SENT].buf;
+    unsigned char *done = (unsigned char *)v[M_DONE].buf;
+    int64_t *b_ans = (int64_t *)v[M_B_ANSWERED].buf, *b_rtt = (int64_t *)v[M_B_RTT].buf, *b_max = (int64_t *)v[M_B_MAX].buf;
+    if (v[M_CTX].len < C_N * 8 || v[M_B_ANSWERED].len < BUCKETS * 8 || v[M_B_RTT].len < BUCKETS * 8 || v[M_B_MAX].len < BUCKETS * 8) {
         PyErr_SetString(PyExc_ValueError, "ctx or bucket arrays too short");
-        goto e7;
+        return NULL;
     }
     const int64_t mask = x[C_MASK];
-    if (mask < 0 || ts.len / 8 <= mask || ss.len / 8 <= mask || dn.len <= mask) {
+    if (mask < 0 || v[M_T_SENT].len / 8 <= mask || v[M_S_SENT].len / 8 <= mask || v[M_DONE].len <= mask) {
         PyErr_SetString(PyExc_ValueError, "ring arrays shorter than mask + 1");
-        goto e7;
+        return NULL;
     }
-    if (off < 0 || off > n || x[C_PO_ALEN_AT] < 8 || x[C_PO_ALEN_AT] + 2 > x[C_PO_HEAD] || x[C_FM_BID_AT] < 8) {
+    /* each layout field an offset into one message (at most 0xFFFF, so no sum below overflows); a PACKET_OUT's
+     * fixed head holds its buffer_id (bytes 8-11) and its actions_len; a FLOW_MOD's buffer_id lies past its header */
+    if (off < 0 || off > n || x[C_PO_HEAD] < 12 || x[C_PO_HEAD] > FIELD_MAX || x[C_PO_ALEN_AT] < 8
+        || x[C_PO_ALEN_AT] > FIELD_MAX || x[C_PO_ALEN_AT] + 2 > x[C_PO_HEAD] || x[C_FM_BID_AT] < 8
+        || x[C_FM_BID_AT] > FIELD_MAX || x[C_MAX_LEN] < 8 || x[C_MAX_LEN] > FIELD_MAX) {
         PyErr_SetString(PyExc_ValueError, "match: offset or message layout out of range");
-        goto e7;
+        return NULL;
     }
     const int64_t t = x[C_T], t_end = x[C_T_END], timeout = x[C_TIMEOUT], t_start = x[C_T_START];
     const int64_t duration = x[C_DURATION] > 0 ? x[C_DURATION] : 1;
@@ -94,8 +114,8 @@ static PyObject *match(PyObject *self, PyObject *args) {
     const int count_po = (int)x[C_COUNT_PO], count_fm = (int)x[C_COUNT_FM];
     const unsigned char version = (unsigned char)x[C_VERSION];
     /* at most one latency per 8 bytes */
-    lat = PyBytes_FromStringAndSize(NULL, ((n > off ? n - off : 0) / 8) * 8);
-    if (!lat) goto e7;
+    PyObject *lat = PyBytes_FromStringAndSize(NULL, ((n > off ? n - off : 0) / 8) * 8);
+    if (!lat) return NULL;
     int64_t *lp = (int64_t *)PyBytes_AS_STRING(lat);
     Py_ssize_t nlat = 0;
 
@@ -115,12 +135,12 @@ static PyObject *match(PyObject *self, PyObject *args) {
             if (seq == NO_BUFFER) {
                 Py_ssize_t tag_at = po_head + (((Py_ssize_t)m[alen_at] << 8) | m[alen_at + 1]) + TAG_AT;
                 if (tag_at + 8 > length) {
-                    x[C_UNMATCHED]++;
+                    BUMP(C_UNMATCHED, 1);
                     off = end;
                     continue;
                 }
                 if (be32(m + tag_at) != nonce) {
-                    x[C_STALE]++;
+                    BUMP(C_STALE, 1);
                     off = end;
                     continue;
                 }
@@ -129,7 +149,7 @@ static PyObject *match(PyObject *self, PyObject *args) {
         } else if (m[1] == FLOW_MOD) {
             kind = 1;
             if (fm_at + 4 > length) {
-                x[C_UNMATCHED]++;
+                BUMP(C_UNMATCHED, 1);
                 off = end;
                 continue;
             }
@@ -140,51 +160,55 @@ static PyObject *match(PyObject *self, PyObject *args) {
         }
         off = end;
         if (!(kind ? count_fm : count_po)) {
-            x[C_NOT_COUNTED]++;
+            BUMP(C_NOT_COUNTED, 1);
             continue;
         }
         int64_t i = (int64_t)seq & mask;
         if (s_sent[i] != (int64_t)seq) {
-            x[C_STALE]++;
+            BUMP(C_STALE, 1);
             continue;
         }
         if (done[i]) {
-            x[C_DUPLICATES]++;
+            BUMP(C_DUPLICATES, 1);
             continue;
         }
         done[i] = 1;
-        x[C_OPENED]++;
-        x[kind ? C_FM : C_PO]++;
-        x[C_ANSWERED]++;
-        int64_t sent = t_sent[i], rtt = t - sent;
-        if (t <= t_end) x[C_NRX_IN_TD]++;
+        BUMP(C_OPENED, 1);
+        BUMP(kind ? C_FM : C_PO, 1);
+        BUMP(C_ANSWERED, 1);
+        int64_t sent = t_sent[i], rtt = sat_sub(t, sent);
+        if (t <= t_end) BUMP(C_NRX_IN_TD, 1);
         if (rtt > timeout) {
-            x[C_LATE]++;
+            BUMP(C_LATE, 1);
         } else {
-            x[C_NRX]++;
-            x[C_RTT_SUM] += rtt;
+            BUMP(C_NRX, 1);
+            BUMP(C_RTT_SUM, rtt);
             lp[nlat++] = rtt;
-            int64_t bk = (sent - t_start) * BUCKETS / duration;
-            if (sent < t_start || bk < 0) bk = 0;
-            if (bk >= BUCKETS) bk = BUCKETS - 1;
-            b_ans[bk]++;
-            b_rtt[bk] += rtt;
+            int64_t bk = bucket_of(sat_sub(sent, t_start), duration);
+            b_ans[bk] = wrap_add(b_ans[bk], 1);
+            b_rtt[bk] = wrap_add(b_rtt[bk], rtt);
             if (rtt > b_max[bk]) b_max[bk] = rtt;
         }
     }
-    if (_PyBytes_Resize(&lat, nlat * 8) < 0) goto e7;
-    result = Py_BuildValue("nN", off, lat);
-    lat = NULL;
-e7:
-    Py_XDECREF(lat);
-    PyBuffer_Release(&bm);
-e6: PyBuffer_Release(&br);
-e5: PyBuffer_Release(&ba);
-e4: PyBuffer_Release(&dn);
-e3: PyBuffer_Release(&ss);
-e2: PyBuffer_Release(&ts);
-e1: PyBuffer_Release(&c);
-e0: PyBuffer_Release(&b);
+    if (_PyBytes_Resize(&lat, nlat * 8) < 0) return NULL;
+    return Py_BuildValue("nN", off, lat);
+}
+
+static PyObject *match(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[M_N];
+    Py_buffer v[M_N];
+    Py_ssize_t off;
+    if (!PyArg_ParseTuple(args, "OnOOOOOOO", &o[M_BUF], &off, &o[M_CTX], &o[M_T_SENT], &o[M_S_SENT], &o[M_DONE],
+                          &o[M_B_ANSWERED], &o[M_B_RTT], &o[M_B_MAX]))
+        return NULL;
+    int got = 0;
+    while (got < M_N && get_buffer(o[got], &v[got], MATCH_ARGS[got].writable, MATCH_ARGS[got].itemsize,
+                                   MATCH_ARGS[got].what) == 0)
+        got++;
+    PyObject *result = got == M_N ? match_buffers(v, off) : NULL;
+    while (got > 0)
+        PyBuffer_Release(&v[--got]);
     return result;
 }
 
@@ -192,6 +216,7 @@ e0: PyBuffer_Release(&b);
  * ``version`` answered with a PACKET_OUT flooding the buffer (answer 0: only counted, as a sink); stops at anything
  * else (Python's turn). */
 static PyObject *packet_outs(PyObject *self, PyObject *args) {
+    (void)self;
     PyObject *o_buf;
     Py_ssize_t off;
     int version, answer;
@@ -266,6 +291,7 @@ static PyObject *packet_outs(PyObject *self, PyObject *args) {
  * seq+count-1 from a PacketInBlock's n templates of ``length`` bytes; request s is template s % n with s written
  * (big-endian u32) at xid_at, bid_at (when >= 0: buffered) and seq_at.  The template block is left as it was. */
 static PyObject *fill(PyObject *self, PyObject *args) {
+    (void)self;
     PyObject *o_block;
     Py_ssize_t length, n, bid_at, xid_at, seq_at, count;
     unsigned long long seq;
@@ -273,8 +299,11 @@ static PyObject *fill(PyObject *self, PyObject *args) {
         return NULL;
     Py_buffer b;
     if (get_buffer(o_block, &b, 0, 1, "block") < 0) return NULL;
-    if (n <= 0 || length <= 0 || count < 0 || b.len < n * length || xid_at < 0 || seq_at < 0
-        || xid_at + 4 > length || seq_at + 4 > length || bid_at + 4 > length) {
+    /* by division and subtraction, never a product or sum that could overflow: n templates of ``length`` bytes
+     * within the block, ``count`` messages within one bytes object, each field's 4 bytes within a message */
+    if (n <= 0 || length < 4 || count < 0 || n > b.len / length || count > PY_SSIZE_T_MAX / length
+        || xid_at < 0 || seq_at < 0 || bid_at < -1 || xid_at > length - 4 || seq_at > length - 4
+        || bid_at > length - 4) {
         PyBuffer_Release(&b);
         PyErr_SetString(PyExc_ValueError, "fill: bad block geometry");
         return NULL;
@@ -303,7 +332,7 @@ static PyMethodDef methods[] = {
     {"fill", fill, METH_VARARGS, "A PacketInBlock's messages for consecutive requests."},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastpath", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastpath", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__fastpath(void) {
     PyObject *m = PyModule_Create(&module);

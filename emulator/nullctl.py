@@ -101,6 +101,9 @@ QUEUE_LIMIT = 1_000_000
 _OXM_IN_PORT = struct.pack("!I", codec.OXM_OF_IN_PORT)
 _PO10 = struct.Struct("!BBHIIHHHHHH")         # header, buffer_id, in_port, actions_len, OUTPUT action
 _PO13 = struct.Struct("!BBHIIIH6xHHIH6x")
+# a PACKET_IN's fixed fields: 1.0 header, buffer_id, total_len, in_port, reason, pad; 1.3 header, buffer_id,
+# total_len, reason, table_id, cookie, an empty match (8 bytes with its padding) and 2 bytes of pad
+PACKET_IN_MIN = {codec.OFP10: 18, codec.OFP13: 34}
 
 
 class NullControllerProtocol(Protocol):
@@ -111,6 +114,7 @@ class NullControllerProtocol(Protocol):
         self.xid = 0
         self.counted = False
         self.packet_ins = 0
+        self.bad_length = 0         # PACKET_INs too short for their fields, answered with an ERROR
         self.dpid = None
         self.closed = False
         self.queue = factory.queue                     # None: answer at once (the fast path)
@@ -205,18 +209,25 @@ class NullControllerProtocol(Protocol):
             self.transport.doWrite()  # answer now, not on the reactor's next turn
 
     def _packet_out(self, buf, off: int, end: int) -> bytes:
-        """One PACKET_OUT flooding the packet: by buffer_id, or carrying the frame when unbuffered."""
+        """One PACKET_OUT flooding the packet: by buffer_id, or carrying the frame when unbuffered.  A PACKET_IN
+        too short for its fixed fields or its match gets what the spec answers a request of a bad length with: an
+        ERROR (BAD_REQUEST / BAD_LEN) carrying its first 64 bytes."""
         version = self.version
+        if end - off < PACKET_IN_MIN[version]:
+            return self._bad_length(buf, off, end)
         (buffer_id,) = struct.unpack_from("!I", buf, off + 8)
         if version == codec.OFP10:
             in_port = (buf[off + 14] << 8) | buf[off + 15]
             data_at, out_port = off + 18, codec.OFPP_FLOOD_10
-        elif buf[off + 28:off + 32] == _OXM_IN_PORT:  # the usual single-field match
+        elif end - off >= 36 and buf[off + 28:off + 32] == _OXM_IN_PORT:  # the usual single-field match
             (in_port,) = struct.unpack_from("!I", buf, off + 32)
             mlen = (buf[off + 26] << 8) | buf[off + 27]
             data_at, out_port = off + 24 + (mlen + 7) // 8 * 8 + 2, codec.OFPP_FLOOD_13
         else:
-            fields = codec.packet_in_fields(bytes(buf[off:end]))
+            try:
+                fields = codec.packet_in_fields(bytes(buf[off:end]))
+            except struct.error:                        # its match runs past its end
+                return self._bad_length(buf, off, end)
             in_port, out_port = fields["in_port"] or 0, codec.OFPP_FLOOD_13
             data_at = end - len(fields["data"])
         self.xid = xid = (self.xid + 1) & 0xFFFFFFFF
@@ -225,6 +236,11 @@ class NullControllerProtocol(Protocol):
                 return _PO10.pack(version, codec.PACKET_OUT, 24, xid, buffer_id, in_port, 8, 0, 8, out_port, 0)
             return _PO13.pack(version, codec.PACKET_OUT, 40, xid, buffer_id, in_port, 16, 0, 16, out_port, 0)
         return codec.encode_packet_out(version, xid, buffer_id, in_port, out_port, buf[data_at:end])
+
+    def _bad_length(self, buf, off: int, end: int) -> bytes:
+        self.bad_length += 1
+        (xid,) = struct.unpack_from("!I", buf, off + 4)
+        return codec.encode_error(self.version, xid, codec.OFPET_BAD_REQUEST, codec.OFPBRC_BAD_LEN, bytes(buf[off:end]))
 
     def _other(self, frame: bytes) -> None:
         msg = codec.decode(frame)

@@ -357,6 +357,8 @@ class Traffic:
         self._rr = 0
         self._virtual_sent = 0
         self._serial_timer = None
+        self._serial_owner: Optional[TrafficSwitch] = None     # serial mode: the switch of the one outstanding
+        self._serial_seq = -1                                  # request, and its seq
         self.limit = limit          # closed-loop modes: stop after this many requests (preflight)
         seq_base = ((trial % 128) * SEQ_SPAN) & 0x7FFFFFFF
         for sw in switches:
@@ -484,7 +486,11 @@ class Traffic:
         if not self.sending:
             return
         if self.p.mode == "serial":
-            if sw is getattr(self, "_serial_owner", None):
+            # the next request only once the outstanding one is answered: a late answer to an earlier request (its
+            # timer already sent the next) arriving in the same read must not send a second (both paths alike: the
+            # pure-Python one calls here once per answer, the compiled one once per receive buffer)
+            if sw is self._serial_owner and sw.done[self._serial_seq & sw.mask] \
+                    and sw.s_sent[self._serial_seq & sw.mask] == self._serial_seq:
                 self._send_serial()
         else:
             self._send_one(sw, count)

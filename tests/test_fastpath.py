@@ -152,21 +152,45 @@ def test_the_path_that_runs_is_named_and_the_environment_can_choose_python(monke
 
 
 def test_the_compiled_functions_refuse_arguments_out_of_range():
+    """Each argument out of range is a ValueError naming it, never a crash (issue 46: an uninitialised result on a
+    bad buffer, sizes that overflowed into a heap write, layout fields whose sums overflowed or read past a
+    message)."""
     from array import array
     native = compiled()
     ctx = array("q", bytes(8 * fastpath.CTX_LEN))
     ring, buckets = array("q", bytes(8 * 16)), array("q", bytes(8 * 20))
     ctx[fastpath.MASK], ctx[fastpath.PO_HEAD], ctx[fastpath.PO_ALEN_AT], ctx[fastpath.FM_BID_AT] = 15, 16, 14, 64
+    ctx[fastpath.MAX_LEN] = 0xFFFF
     assert native.match(b"", 0, ctx, ring, ring, bytearray(16), buckets, buckets, buckets) == (0, b"")
-    for bad in ({fastpath.MASK: -1}, {fastpath.MASK: 16}, {fastpath.PO_ALEN_AT: 15}, {fastpath.FM_BID_AT: 0}):
+    for bad in ({fastpath.MASK: -1}, {fastpath.MASK: 16}, {fastpath.PO_ALEN_AT: 15}, {fastpath.FM_BID_AT: 0},
+                {fastpath.PO_HEAD: 10, fastpath.PO_ALEN_AT: 8}, {fastpath.PO_HEAD: 11, fastpath.PO_ALEN_AT: 8},
+                {fastpath.PO_ALEN_AT: 2**63 - 1}, {fastpath.PO_HEAD: 2**62}, {fastpath.FM_BID_AT: 2**63 - 3},
+                {fastpath.MAX_LEN: 0}, {fastpath.MAX_LEN: 2**40}):
         c = array("q", ctx)
         for k, v in bad.items():
             c[k] = v
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="layout|mask"):
             native.match(b"", 0, c, ring, ring, bytearray(16), buckets, buckets, buckets)
     with pytest.raises(ValueError, match="offset"):
         native.match(b"12345678", -1, ctx, ring, ring, bytearray(16), buckets, buckets, buckets)
+    # a buffer of the wrong kind for each int64 argument: bytes not 8 apart, one byte too long, misaligned
+    wrong = (bytearray(8 * fastpath.CTX_LEN + 1), bytearray(8 * fastpath.CTX_LEN), memoryview(bytearray(8 * 17))[1:])
+    for k in range(1000):                   # ~1,000 calls: the uninitialised result crashed within that many
+        with pytest.raises((ValueError, TypeError)):
+            native.match(b"", 0, wrong[k % 3], ring, ring, bytearray(16), buckets, buckets, buckets)
+    for position in (3, 4, 6, 7, 8):        # each int64 array argument in turn
+        args = [b"", 0, ctx, ring, ring, bytearray(16), buckets, buckets, buckets]
+        args[position] = bytearray(len(bytes(args[position])))
+        with pytest.raises(ValueError, match="8-byte integers"):
+            native.match(*args)
     with pytest.raises(ValueError, match="offset"):
         native.packet_outs(b"", 5, OFP10, 0, True)
-    with pytest.raises(ValueError, match="geometry"):
-        native.fill(bytes(100), 100, 1, 0, 1, -4, 8, 60)
+    for geometry in ((bytes(100), 100, 1, 0, 1, -4, 8, 60),           # a negative offset
+                     (bytes(64), 64, 1, 0, 2**58 + 1, 4, -1, 12),     # count × length past the largest size
+                     (bytes(64), 64, 2**58, 0, 1, 4, -1, 12),         # n × length past the largest size
+                     (bytes(64), 64, 1, 0, 1, 4, -1, 61),             # a field's 4 bytes past the message
+                     (bytes(64), 64, 1, 0, 1, 2**62, -1, 12),         # an offset whose + 4 overflows
+                     (bytes(64), 64, 1, 0, 1, 4, 2**63 - 2, 12),
+                     (bytes(64), 3, 1, 0, 1, 0, -1, 0)):              # messages shorter than a field
+        with pytest.raises(ValueError, match="geometry"):
+            native.fill(*geometry)

@@ -97,6 +97,25 @@ def test_serial_mode_keeps_one_request_outstanding_and_times_each_exchange(versi
     assert r.ntx >= 2 and r.packet_out == 2
 
 
+@pytest.mark.parametrize("version", [OFP10, OFP13])
+def test_a_late_answer_and_the_current_one_in_one_read_send_one_request_not_two(version):
+    """Serial mode, one switch: request 1 times out (the timer sends request 2); its late answer and request 2's
+    answer then arrive in one read.  Exactly one request is outstanding after it, on both paths (issue 46: the
+    pure-Python path sent one per answer, two in all)."""
+    net = Net(n=1, version=version)
+    net.traffic(mode="serial", response_timeout=0.1)
+    sw = net.switches[0]
+    (first,) = net.requests(sw)
+    net.advance(0.15)                                       # request 1 times out: the timer sends request 2
+    (second,) = net.requests(sw)
+    sw.dataReceived(packet_out_for(version, first) + packet_out_for(version, second))
+    third = net.requests(sw)
+    assert len(third) == 1 and sw.open == 1                  # one new request, one outstanding
+    assert sw.late == 1 and sw.nrx == 1
+    sw.dataReceived(packet_out_for(version, third[0]))
+    assert len(net.requests(sw)) == 1 and sw.open == 1
+
+
 def test_request_tag_seq_and_buffer_id_agree_and_macs_cycle():
     net = Net(macs=3)
     net.traffic(mode="per-switch")
