@@ -73,6 +73,7 @@ static int get_buffer(PyObject *o, Py_buffer *b, int writable, Py_ssize_t itemsi
     return 0;
 }
 
+#define FILL_MAX_BYTES ((Py_ssize_t)1 << 30)   /* fill(): at most 1 GiB of messages in one call (a write's worth) */
 #define FIELD_MAX 0xFFFF        /* an offset into one OpenFlow message (its length is a 16-bit field) */
 
 /* match(buf, off, ctx, t_sent, s_sent, done, bucket_answered, bucket_rtt, bucket_max_rtt) -> (off, latencies) */
@@ -301,7 +302,7 @@ static PyObject *fill(PyObject *self, PyObject *args) {
     if (get_buffer(o_block, &b, 0, 1, "block") < 0) return NULL;
     /* by division and subtraction, never a product or sum that could overflow: n templates of ``length`` bytes
      * within the block, ``count`` messages within one bytes object, each field's 4 bytes within a message */
-    if (n <= 0 || length < 4 || count < 0 || n > b.len / length || count > PY_SSIZE_T_MAX / length
+    if (n <= 0 || length < 4 || count < 0 || n > b.len / length || count > FILL_MAX_BYTES / length
         || xid_at < 0 || seq_at < 0 || bid_at < -1 || xid_at > length - 4 || seq_at > length - 4
         || bid_at > length - 4) {
         PyBuffer_Release(&b);

@@ -6,6 +6,7 @@ results must be equal in every field."""
 
 import os
 import random
+import struct
 
 import pytest
 from test_traffic import Net, flow_mod, packet_out_for
@@ -129,6 +130,105 @@ def test_the_null_controller_answers_the_same_bytes_on_both_paths(monkeypatch, v
     assert (len(fast[2]) > 1000) == (answer == "packet_out")
 
 
+def malformed_packet_ins(version):
+    """PACKET_INs a controller can be sent by a broken switch, between two good ones: shorter than the fixed
+    fields (8, 12 and one byte short of them), and, for 1.3, a match whose length runs past the message."""
+    good = frames.PacketInBlock(version, 1, frames.build_template(), 3, nonce=9).take(0, 1)
+    least = 18 if version == OFP10 else 34
+    bad = [codec.header(version, codec.PACKET_IN, n, 40 + n) + bytes(range(n - 8)) for n in (8, 12, least - 1)]
+    if version == OFP13:
+        body = struct.pack("!IHBBQHH", 7, 128, 0, 0, 0, 1, 200) + bytes(12)      # match length 200 in 40 bytes
+        bad.append(codec.header(version, codec.PACKET_IN, 8 + len(body), 77) + body)
+    return good, bad
+
+
+@pytest.mark.parametrize("version", [OFP10, OFP13])
+@pytest.mark.parametrize("pieces", [1, 7])
+def test_the_null_controller_answers_malformed_packet_ins_with_bad_length_alike_on_both_paths(monkeypatch, version,
+                                                                                              pieces):
+    """Each too-short PACKET_IN gets ERROR BAD_REQUEST/BAD_LEN with its xid and bytes (the spec's answer to a request
+    of a bad length); the good ones around them get their PACKET_OUTs; the session stays open (issue 46: it raised
+    struct.error or IndexError, or read the next message's bytes)."""
+    good, bad = malformed_packet_ins(version)
+
+    def run():
+        factory = NullControllerFactory(versions=(version,))
+        proto = factory.buildProtocol(None)
+        transport = StringTransport()
+        proto.makeConnection(transport)
+        proto.dataReceived(codec.encode_hello(version, 1, (version,) if version == OFP13 else ()))
+        transport.clear()
+        blob = b"".join([good, *bad, good])
+        step = -(-len(blob) // pieces)
+        for at in range(0, len(blob), step):
+            proto.dataReceived(blob[at:at + step])
+        return proto.packet_ins, proto.bad_length, transport.value(), transport.disconnecting
+    fast, slow = over("compiled", monkeypatch, run), over("python", monkeypatch, run)
+    assert fast == slow
+    count, bad_length, written, closing = fast
+    replies, tail = codec.split_frames(written)
+    assert tail == b"" and not closing and count == len(bad) + 2 and bad_length == len(bad)
+    assert [m[1] for m in replies] == [codec.PACKET_OUT] + [codec.ERROR] * len(bad) + [codec.PACKET_OUT]
+    for reply, message in zip(replies[1:-1], bad):
+        assert reply[4:8] == message[4:8]                                   # the offending request's xid
+        assert struct.unpack_from("!HH", reply, 8) == (codec.OFPET_BAD_REQUEST, codec.OFPBRC_BAD_LEN)
+        assert reply[12:] == message[:64]
+
+
+def switch_after(version, answer, max_len=codec.MAX_MESSAGE_LEN):
+    """One switch in a per-switch trial (accepting messages up to ``max_len``), sent its first request's answer then
+    ``answer(pin)``: what it counted and whether it closed, and why."""
+    def run():
+        net = Net(version=version)
+        net.switches[0].max_message_len = max_len
+        net.traffic(mode="per-switch")
+        sw = net.switches[0]
+        (pin,) = net.requests(sw)
+        sw.dataReceived(packet_out_for(version, pin) + answer(pin))
+        return (sw.nrx, sw.duplicates, sw.stale, sw.traffic.unmatched if sw.traffic else None, sw._closing_kind,
+                sw._closing_detail, sw.transport.disconnecting)
+    return run
+
+
+def _with_length(message: bytes, length: int) -> bytes:
+    return message[:2] + struct.pack("!H", length) + message[4:]
+
+
+@pytest.mark.parametrize("version", [OFP10, OFP13])
+@pytest.mark.parametrize("case", ["over the maximum length", "actions_len past the end",
+                                  "flow_mod too short for its buffer_id", "another version"])
+def test_malformed_answers_are_handled_alike_on_both_paths(monkeypatch, version, case):
+    """Answers a controller can get wrong, each the same on both paths (issue 46): a length field past what the
+    session allows closes it with a framing error; a PACKET_OUT whose actions_len points past its end, and a
+    FLOW_MOD too short to hold its buffer_id, match nothing; an answer in another OpenFlow version is not counted
+    as an answer."""
+    alen_at = codec.PACKET_OUT_ACTIONS_LEN_AT[version]
+
+    def answer(pin):
+        if case == "over the maximum length":
+            return _with_length(packet_out_for(version, pin), 2000)         # the session allows 1,024
+        if case == "actions_len past the end":
+            po = bytearray(packet_out_for(version, dict(pin, buffer_id=codec.NO_BUFFER), with_data=True))
+            po[alen_at:alen_at + 2] = struct.pack("!H", 0xFFF0)
+            return bytes(po)
+        if case == "flow_mod too short for its buffer_id":
+            return codec.header(version, codec.FLOW_MOD, 16, 5) + bytes(8)
+        other = OFP10 if version == OFP13 else OFP13
+        return bytes([other]) + packet_out_for(version, pin)[1:]
+
+    run = switch_after(version, answer, 1024 if case == "over the maximum length" else codec.MAX_MESSAGE_LEN)
+    fast, slow = over("compiled", monkeypatch, run), over("python", monkeypatch, run)
+    assert fast == slow
+    nrx, duplicates, stale, unmatched, closing_kind, detail, disconnecting = fast
+    assert nrx == 1 and duplicates == 0
+    if case == "over the maximum length":
+        assert disconnecting and "framing error" in (detail or "")
+    elif case == "another version":
+        assert not disconnecting
+    else:
+        assert not disconnecting and unmatched == 1
+
+
 @pytest.mark.parametrize("version", [OFP10, OFP13])
 @pytest.mark.parametrize("buffered", [True, False])
 def test_packet_in_blocks_are_the_same_bytes_on_both_paths(monkeypatch, version, buffered):
@@ -191,6 +291,78 @@ def test_the_compiled_functions_refuse_arguments_out_of_range():
                      (bytes(64), 64, 1, 0, 1, 4, -1, 61),             # a field's 4 bytes past the message
                      (bytes(64), 64, 1, 0, 1, 2**62, -1, 12),         # an offset whose + 4 overflows
                      (bytes(64), 64, 1, 0, 1, 4, 2**63 - 2, 12),
-                     (bytes(64), 3, 1, 0, 1, 0, -1, 0)):              # messages shorter than a field
+                     (bytes(64), 3, 1, 0, 1, 0, -1, 0),               # messages shorter than a field
+                     (bytes(64), 64, 1, 0, 2**24 + 1, 4, -1, 12)):    # over 1 GiB of messages in one call
         with pytest.raises(ValueError, match="geometry"):
             native.fill(*geometry)
+
+
+FUZZ_CALLS = "BMWG_FUZZ_CALLS"      # the sanitizer build's run asks for more (tests/test_native_build.py)
+
+
+def _fuzz_stream(rng, version):
+    """Bytes that look enough like OpenFlow to get past the first checks: headers of random types and lengths (some
+    past the buffer, some shorter than a header), the right version mostly, random bodies."""
+    out = bytearray()
+    for _ in range(rng.randint(0, 12)):
+        kind = rng.choice((codec.PACKET_OUT, codec.FLOW_MOD, codec.PACKET_IN, codec.ECHO_REQUEST, rng.randrange(256)))
+        length = rng.choice((rng.randint(0, 16), rng.randint(8, 200), rng.randint(0, 0xFFFF)))
+        body = bytes(rng.randrange(256) for _ in range(max(0, min(length, 220) - 8)))
+        out += bytes([version if rng.random() < 0.9 else rng.randrange(256), kind]) + struct.pack("!HI", length,
+                                                                                                   rng.randrange(2**32))
+        out += body
+    return bytes(out)
+
+
+def test_the_compiled_functions_survive_random_inputs():
+    """A short fuzz of the compiled functions, from a fixed seed: random streams and layouts, random offsets and
+    sizes; each call returns or raises ValueError / TypeError / OverflowError, and what it returns is in range.
+    Under the sanitizer build (tests/test_native_build.py) it runs longer, where a stray read or write aborts."""
+    from array import array
+    native = compiled()
+    rng = random.Random(46)
+    calls = int(os.environ.get(FUZZ_CALLS, "1500"))
+    refused = (ValueError, TypeError, OverflowError)
+    for _ in range(calls):
+        version = rng.choice((OFP10, OFP13))
+        buf = _fuzz_stream(rng, version)
+        ring = 1 << rng.randint(0, 6)
+        ctx = array("q", bytes(8 * fastpath.CTX_LEN))
+        ctx[fastpath.MASK] = ring - 1 if rng.random() < 0.9 else rng.randint(-2, 200)
+        ctx[fastpath.VERSION], ctx[fastpath.MAX_LEN] = version, rng.choice((0xFFFF, 64, 8, 7, 2**40))
+        head = codec.PACKET_OUT_HEAD[version]
+        ctx[fastpath.PO_HEAD] = rng.choice((head, 12, 10, 11, 0xFFFF, 2**62))
+        ctx[fastpath.PO_ALEN_AT] = rng.choice((codec.PACKET_OUT_ACTIONS_LEN_AT[version], 8, 2**63 - 1, -5))
+        ctx[fastpath.FM_BID_AT] = rng.choice((codec.FLOW_MOD_BUFFER_ID_AT[version], 8, 0xFFFF, 2**63 - 3))
+        ctx[fastpath.T] = rng.choice((rng.randint(0, 10**12), -2**63, 2**63 - 1))
+        ctx[fastpath.T_START], ctx[fastpath.T_END] = rng.choice(((0, 10**12), (2**63 - 1, -2**63), (-5, 5)))
+        ctx[fastpath.TIMEOUT], ctx[fastpath.DURATION] = rng.randint(-1, 10**9), rng.choice((0, -1, 10**9, 2**63 - 1))
+        ctx[fastpath.NONCE], ctx[fastpath.COUNT_PO], ctx[fastpath.COUNT_FM] = rng.randrange(2**32), 1, 1
+        t_sent = array("q", [rng.choice((0, 2**63 - 1, -2**63, rng.randint(0, 10**12))) for _ in range(ring)])
+        s_sent = array("q", [rng.randrange(2**32) if rng.random() < 0.5 else -1 for _ in range(ring)])
+        done = bytearray(rng.randrange(2) for _ in range(ring))
+        buckets = [array("q", bytes(8 * 20)) for _ in range(3)]
+        off = rng.choice((0, 0, rng.randint(-2, len(buf) + 2)))
+        try:
+            end, lat = native.match(buf, off, ctx, t_sent, s_sent, done, *buckets)
+        except refused:
+            pass
+        else:
+            assert off <= end <= len(buf) and len(lat) % 8 == 0
+        try:
+            end, out, count, xid = native.packet_outs(buf, off, rng.choice((version, 0, 255)), rng.randrange(2**32),
+                                                      rng.random() < 0.8)
+        except refused:
+            pass
+        else:
+            assert off <= end <= len(buf) and count >= 0 and 0 <= xid < 2**32
+        length = rng.choice((rng.randint(-1, 80), 2**rng.randint(10, 62)))
+        n = rng.choice((rng.randint(-1, 4), 2**rng.randint(10, 62)))
+        try:
+            out = native.fill(bytes(rng.randint(0, 300)), length, n, rng.randrange(2**40),
+                              rng.choice((rng.randint(-1, 5), 2**rng.randint(10, 62))),
+                              *(rng.choice((rng.randint(-2, 80), 2**rng.randint(10, 63) - 1)) for _ in range(3)))
+        except (*refused, MemoryError):
+            pass
+        else:
+            assert len(out) % max(1, length) == 0
