@@ -5,6 +5,8 @@
  *                short or malformed one, or an incomplete one at the end of the buffer).
  * packet_outs(): the null controller's answers, one PACKET_OUT per buffered PACKET_IN, built in one buffer.
  * fill():        a PacketInBlock's messages for requests seq .. seq+count-1 copied out with their sequence numbers.
+ * respond():     the null controller's compiled responder: packet_outs() on one blocking socket, without the GIL,
+ *                until the peer closes or a message is Python's (emulator/nullctl.py, --responder compiled).
  *
  * Each does exactly what the pure-Python code beside it does (emulator/traffic.py, emulator/nullctl.py,
  * emulator/frames.py); tests/test_fastpath.py runs the same unit tests over both.
@@ -12,9 +14,13 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #define OFP10 1
+#define ECHO_REQUEST 2
+#define ECHO_REPLY 3
 #define PACKET_IN 10
 #define PACKET_OUT 13                                           /* the same type numbers in 1.0 and 1.3 */
 #define FLOW_MOD 14
@@ -213,6 +219,47 @@ static PyObject *match(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* The null controller's PACKET_OUT for the PACKET_IN at m (``length`` bytes, of ``version``), written at a (room for
+ * PO_MAX bytes), flooding its buffer: the answer's length, or 0 when Python must answer it (too short, another
+ * match first, unbuffered: the answer then carries the frame).  *xid is the controller's last xid, advanced by one
+ * for an answer. */
+#define PO_MAX 40
+static Py_ssize_t packet_out_for(const unsigned char *m, Py_ssize_t length, int version, uint32_t *xid,
+                                 unsigned char *a) {
+    const Py_ssize_t po_len = version == OFP10 ? 24 : 40;
+    uint32_t buffer_id, in_port;
+    if (version == OFP10) {
+        if (length < 18) return 0;
+        buffer_id = be32(m + 8);
+        in_port = ((uint32_t)m[14] << 8) | m[15];
+    } else {
+        /* the usual single-field match: OXM OFB_IN_PORT (0x80000004) first */
+        if (length < 36 || be32(m + 28) != 0x80000004u) return 0;
+        buffer_id = be32(m + 8);
+        in_port = be32(m + 32);
+    }
+    if (buffer_id == NO_BUFFER) return 0;
+    *xid = *xid + 1;
+    memset(a, 0, po_len);
+    a[0] = (unsigned char)version;
+    a[1] = PACKET_OUT;
+    a[3] = (unsigned char)po_len;
+    put32(a + 4, *xid);
+    put32(a + 8, buffer_id);
+    if (version == OFP10) {                                 /* in_port, actions_len 8, OUTPUT to FLOOD */
+        a[12] = (unsigned char)(in_port >> 8); a[13] = (unsigned char)in_port;
+        a[15] = 8;
+        a[17] = 0; a[19] = 8;                               /* type OUTPUT (0), len 8 */
+        a[20] = 0xFF; a[21] = 0xFB;                         /* OFPP_FLOOD (1.0) */
+    } else {                                                /* in_port, actions_len 16, OUTPUT to FLOOD */
+        put32(a + 12, in_port);
+        a[17] = 16;
+        a[27] = 16;                                         /* type OUTPUT (0), len 16 */
+        put32(a + 28, 0xFFFFFFFBu);                         /* OFPP_FLOOD (1.3) */
+    }
+    return po_len;
+}
+
 /* packet_outs(buf, off, version, xid, answer) -> (off, answers, count, xid): consecutive buffered PACKET_INs of
  * ``version`` answered with a PACKET_OUT flooding the buffer (answer 0: only counted, as a sink); stops at anything
  * else (Python's turn). */
@@ -232,60 +279,114 @@ static PyObject *packet_outs(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "packet_outs: offset out of range");
         return NULL;
     }
-    const Py_ssize_t po_len = version == OFP10 ? 24 : 40;
     uint32_t xid = (uint32_t)xid_in;
-    /* a PACKET_IN is at least 18 bytes (1.0) or 34 (1.3): room for every answer */
+    /* a PACKET_IN is at least 18 bytes (1.0) or 36 (1.3, as answered here): room for every answer */
     Py_ssize_t most = answer && n > off ? (n - off) / 18 + 1 : 0;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, most * po_len);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, most * PO_MAX);
     if (!out) { PyBuffer_Release(&b); return NULL; }
     unsigned char *q = (unsigned char *)PyBytes_AS_STRING(out);
-    Py_ssize_t count = 0;
+    Py_ssize_t count = 0, used = 0;
     while (n - off >= 8) {
         const unsigned char *m = p + off;
         Py_ssize_t length = ((Py_ssize_t)m[2] << 8) | m[3];
         if (length < 8 || off + length > n || m[0] != version || m[1] != PACKET_IN) break;
-        if (!answer) {                                          /* a sink: read and dropped */
-            count++;
-            off += length;
-            continue;
-        }
-        uint32_t buffer_id, in_port;
-        if (version == OFP10) {
-            if (length < 18) break;
-            buffer_id = be32(m + 8);
-            in_port = ((uint32_t)m[14] << 8) | m[15];
-        } else {
-            /* the usual single-field match: OXM OFB_IN_PORT (0x80000004) first */
-            if (length < 36 || be32(m + 28) != 0x80000004u) break;
-            buffer_id = be32(m + 8);
-            in_port = be32(m + 32);
-        }
-        if (buffer_id == NO_BUFFER) break;                      /* the answer carries the frame: Python */
-        xid = xid + 1;
-        unsigned char *a = q + count * po_len;
-        memset(a, 0, po_len);
-        a[0] = (unsigned char)version;
-        a[1] = PACKET_OUT;
-        a[3] = (unsigned char)po_len;
-        put32(a + 4, xid);
-        put32(a + 8, buffer_id);
-        if (version == OFP10) {                                 /* in_port, actions_len 8, OUTPUT to FLOOD */
-            a[12] = (unsigned char)(in_port >> 8); a[13] = (unsigned char)in_port;
-            a[15] = 8;
-            a[17] = 0; a[19] = 8;                               /* type OUTPUT (0), len 8 */
-            a[20] = 0xFF; a[21] = 0xFB;                         /* OFPP_FLOOD (1.0) */
-        } else {                                                /* in_port, actions_len 16, OUTPUT to FLOOD */
-            put32(a + 12, in_port);
-            a[17] = 16;
-            a[27] = 16;                                         /* type OUTPUT (0), len 16 */
-            put32(a + 28, 0xFFFFFFFBu);                         /* OFPP_FLOOD (1.3) */
+        if (answer) {
+            Py_ssize_t k = packet_out_for(m, length, version, &xid, q + used);
+            if (!k) break;                                  /* Python answers it */
+            used += k;
         }
         count++;
         off += length;
     }
     PyBuffer_Release(&b);
-    if (_PyBytes_Resize(&out, answer ? count * po_len : 0) < 0) return NULL;
+    if (_PyBytes_Resize(&out, used) < 0) return NULL;
     return Py_BuildValue("nNnK", off, out, count, (unsigned long long)xid);
+}
+
+/* respond(fd, version, xid, answer) -> (count, xid, rest, closed): the null controller's compiled responder on one
+ * connected, blocking socket.  Without the GIL it reads the session and answers as packet_outs() does (answer 0:
+ * a sink), and each ECHO_REQUEST with its ECHO_REPLY; every other type of ``version`` is read and dropped.  It
+ * blocks in read() between messages (no polling) and returns when the peer closes (closed True; rest: an
+ * incomplete message left at the end) or at the first message it leaves to Python (an unbuffered or unusual
+ * PACKET_IN, another version, a length below 8: rest holds it and whatever followed it).  count: the PACKET_INs it
+ * read.  A read or write error raises OSError. */
+#define RESPOND_BUF 65536
+static PyObject *respond(PyObject *self, PyObject *args) {
+    (void)self;
+    int fd, version, answer;
+    unsigned long long xid_in;
+    if (!PyArg_ParseTuple(args, "iiKp", &fd, &version, &xid_in, &answer)) return NULL;
+    if (fd < 0 || (version != OFP10 && version != 4)) {
+        PyErr_SetString(PyExc_ValueError, "respond: a socket and OpenFlow 1.0 or 1.3");
+        return NULL;
+    }
+    unsigned char *in = PyMem_RawMalloc(RESPOND_BUF), *out = PyMem_RawMalloc(RESPOND_BUF / 8 * PO_MAX);
+    if (!in || !out) {
+        PyMem_RawFree(in);
+        PyMem_RawFree(out);
+        return PyErr_NoMemory();
+    }
+    uint32_t xid = (uint32_t)xid_in;
+    Py_ssize_t have = 0, off = 0, count = 0;
+    int closed = 0, err = 0, stop = 0;
+    Py_BEGIN_ALLOW_THREADS
+    while (!stop) {
+        ssize_t k = read(fd, in + have, RESPOND_BUF - have);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            err = errno;
+            break;
+        }
+        if (k == 0) {
+            closed = 1;
+            break;
+        }
+        have += k;
+        Py_ssize_t used = 0;
+        off = 0;
+        while (have - off >= 8) {
+            const unsigned char *m = in + off;
+            Py_ssize_t length = ((Py_ssize_t)m[2] << 8) | m[3];
+            if (length < 8 || m[0] != version) { stop = 1; break; }
+            if (off + length > have) break;                 /* incomplete: read more */
+            if (m[1] == PACKET_IN) {
+                Py_ssize_t a = answer ? packet_out_for(m, length, version, &xid, out + used) : PO_MAX;
+                if (!a) { stop = 1; break; }
+                if (answer) used += a;
+                count++;
+            } else if (m[1] == ECHO_REQUEST && length <= PO_MAX * 4) {
+                if (used + length > RESPOND_BUF / 8 * PO_MAX) { stop = 1; break; }
+                memcpy(out + used, m, length);
+                out[used + 1] = ECHO_REPLY;
+                used += length;
+            }
+            off += length;
+        }
+        for (Py_ssize_t sent = 0; sent < used && !err;) {
+            ssize_t w = write(fd, out + sent, used - sent);
+            if (w < 0) {
+                if (errno != EINTR) err = errno;
+                continue;
+            }
+            sent += w;
+        }
+        if (err || stop) break;
+        memmove(in, in + off, have - off);                  /* an incomplete message moves to the front */
+        have -= off;
+        off = 0;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (err) {
+        errno = err;
+        PyErr_SetFromErrno(PyExc_OSError);
+    } else {
+        result = Py_BuildValue("nKy#O", count, (unsigned long long)xid, (const char *)in + off, have - off,
+                               closed ? Py_True : Py_False);
+    }
+    PyMem_RawFree(in);
+    PyMem_RawFree(out);
+    return result;
 }
 
 /* fill(block, length, n, seq, count, xid_at, bid_at, seq_at) -> bytes: the messages of requests seq ..
@@ -331,6 +432,7 @@ static PyMethodDef methods[] = {
     {"match", match, METH_VARARGS, "Match a buffer's answers to a switch's requests (see emulator/fastpath.py)."},
     {"packet_outs", packet_outs, METH_VARARGS, "The null controller's PACKET_OUTs for a buffer's PACKET_INs."},
     {"fill", fill, METH_VARARGS, "A PacketInBlock's messages for consecutive requests."},
+    {"respond", respond, METH_VARARGS, "The null controller's compiled responder on one blocking socket."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastpath", NULL, -1, methods, NULL, NULL, NULL, NULL};

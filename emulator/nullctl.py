@@ -61,6 +61,14 @@ known answers, to check the suite (and the emulator) against:
     After the replaced message the controller carries on as if it had sent the right
     one (it still answers the switch's HELLO with FEATURES_REQUEST, and so on).
 
+``--responder compiled``
+    The fastest null controller this machine allows, for the emulator's latency floor (``selfbench async``): no
+    reactor; each session is a blocking socket served by its own thread, whose hot loop is C
+    (``emulator._fastpath.respond``, without the GIL): it blocks in ``read()`` between messages, answers each
+    buffered PACKET_IN with a PACKET_OUT and each ECHO_REQUEST with its reply, and hands anything else (the
+    handshake, an unbuffered PACKET_IN, a malformed message) to the same Python code as the reactor's path.  It
+    answers at once, so it takes none of the options that shape the answers, nor a session limit.
+
 ``python -m emulator.nullctl --port 0`` prints one JSON line
 ``{"event": "listening", "host": ..., "port": ...}`` once it accepts connections.  With ``--delay-ms`` or
 ``--rate-cap``, stopping it (SIGTERM, SIGINT) prints ``{"event": "queue", "answers": ..., "held_ms_mean": ...,
@@ -71,6 +79,7 @@ timers gave it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -691,6 +700,85 @@ def _malformed(text: str) -> tuple:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+class SocketTransport:
+    """What :class:`NullControllerProtocol` writes through in the compiled responder: one blocking socket."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.disconnecting = False
+
+    def write(self, data: bytes) -> None:
+        if not self.disconnecting:
+            self.sock.sendall(data)
+
+    def loseConnection(self) -> None:
+        self.disconnecting = True
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+
+    abortConnection = loseConnection
+
+
+def serve_compiled(sock: socket.socket, factory: NullControllerFactory) -> None:
+    """One session of the compiled responder (``--responder compiled``): the protocol's Python code does the
+    handshake and every message the C loop leaves to it; the C loop (``fastpath.native.respond``) serves the rest,
+    blocked in ``read()`` between messages.  Ends when the peer closes or the protocol closes the session."""
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    transport = SocketTransport(sock)
+    proto = factory.buildProtocol(None)
+    proto.transport = transport
+    proto.flush = False
+    try:
+        proto._connection_made()
+        while not transport.disconnecting:
+            if proto.version is not None and not proto.buffer:
+                count, proto.xid, rest, closed = fastpath.native.respond(sock.fileno(), proto.version, proto.xid,
+                                                                         factory.answer)
+                proto.packet_ins += count
+                if rest:
+                    proto.dataReceived(rest)
+                if closed:
+                    break
+                continue
+            data = sock.recv(65536)             # the handshake, or the rest of a message Python holds part of
+            if not data:
+                break
+            proto.dataReceived(data)
+    except OSError:
+        pass                                    # the peer reset the session: it ends like a close
+    finally:
+        proto.connectionLost()
+        with contextlib.suppress(OSError):
+            sock.close()
+
+
+def run_compiled(args, factory: NullControllerFactory) -> int:
+    """The compiled responder's listener: one thread per session, until SIGTERM or SIGINT."""
+    import threading
+    if fastpath.native is None:
+        print(json.dumps({"event": "error", "message": f"--responder compiled: {fastpath.WHY_PYTHON}"}), flush=True)
+        return 3
+    try:
+        listener = socket.create_server((args.host, args.port), backlog=4096)
+    except OSError as exc:
+        print(json.dumps({"event": "error", "message": f"cannot listen on {args.host}:{args.port}: {exc}"}),
+              flush=True)
+        return 3
+    print(json.dumps({"event": "listening", "host": args.host, "port": listener.getsockname()[1]}), flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        while True:
+            conn, _ = listener.accept()
+            threading.Thread(target=serve_compiled, args=(conn, factory), daemon=True).start()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        listener.close()
+
+
+COMPILED_EXCLUDES = ("busy_poll", "delay_ms", "rate_cap", "police_rate", "malformed", "session_limit", "reuse_port")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m emulator.nullctl", description=__doc__.splitlines()[0],
                                      epilog=MALFORMED_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -718,6 +806,9 @@ def main(argv=None) -> int:
                         help="with --answer lldp: seconds between LLDP rounds to every switch (0: one round)")
     parser.add_argument("--busy-poll", action="store_true",
                         help="poll instead of sleeping in epoll (spends a core; for the emulator's latency floor)")
+    parser.add_argument("--responder", choices=("reactor", "compiled"), default="reactor",
+                        help="reactor (default): every option; compiled: blocking sockets, a thread per session "
+                             "and the C loop of emulator._fastpath (the emulator's latency floor; answers at once)")
     parser.add_argument("--max-files", type=int, default=200000, help="RLIMIT_NOFILE to ask for")
     parser.add_argument("--reuse-port", action="store_true",
                         help="listen with SO_REUSEPORT, so several null controllers share one port (and the "
@@ -744,6 +835,11 @@ def main(argv=None) -> int:
     parser.add_argument("--malformed", type=_malformed, default=None, metavar="WHEN:WHAT",
                         help="replace one message by a malformed one (see below)")
     args = parser.parse_args(argv)
+    if args.responder == "compiled":
+        given = [name for name in COMPILED_EXCLUDES if getattr(args, name) not in (None, False, 0.0)]
+        if given or args.answer == "lldp":
+            what = ", ".join("--" + name.replace("_", "-") for name in given) or "--answer lldp"
+            parser.error(f"--responder compiled answers at once and takes no {what}")
     if args.hold_limit is not None and args.limit_mode not in COLLAPSES:
         parser.error(f"--hold-limit needs a collapsing --limit-mode ({', '.join(COLLAPSES)}), not {args.limit_mode}")
     try:
@@ -751,9 +847,12 @@ def main(argv=None) -> int:
     except FdLimitError as exc:
         print(json.dumps({"event": "warning", "message": str(exc)}), flush=True)
 
+    versions = (codec.OFP10, codec.OFP13) if args.openflow == "both" else (codec.VERSION_BY_NAME[args.openflow],)
+    if args.responder == "compiled":
+        return run_compiled(args, NullControllerFactory(versions=versions, behaviour=Behaviour.from_args(args)))
+
     from twisted.internet import reactor
 
-    versions = (codec.OFP10, codec.OFP13) if args.openflow == "both" else (codec.VERSION_BY_NAME[args.openflow],)
     factory = NullControllerFactory(versions=versions, behaviour=Behaviour.from_args(args), clock=reactor,
                                     queue_limit=args.queue_limit, backlog=args.backlog)
     if factory.queue is not None:

@@ -5,7 +5,8 @@
   the stricter line.
 * AddressSanitizer and UndefinedBehaviorSanitizer (``-fsanitize=address,undefined``, every finding fatal): the
   compiled PACKET_IN path's unit tests (tests/test_fastpath.py, test_traffic.py, test_nullctl.py,
-  test_async_logic.py; the compiled parameter of each) and a longer run of the fuzz in test_fastpath.py, in a child
+  test_async_logic.py; the compiled parameter of each), the compiled responder's loopback tests
+  (test_compiled_responder.py) and a longer run of the fuzz in test_fastpath.py, in a child
   Python that loads the sanitized build as ``emulator._fastpath`` (``PYTHONMALLOC=malloc``, so every Python buffer
   the module reads or writes has ASan's guard zones around it).
 
@@ -86,10 +87,11 @@ def test_the_compiled_path_passes_its_tests_and_a_fuzz_under_address_and_undefin
                ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1",
                UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
     env.pop("BMWG_PURE_PYTHON", None)
-    tests = ["tests/test_fastpath.py", "tests/test_traffic.py", "tests/test_nullctl.py", "tests/test_async_logic.py"]
+    tests = ["tests/test_fastpath.py", "tests/test_traffic.py", "tests/test_nullctl.py", "tests/test_async_logic.py",
+             "tests/test_compiled_responder.py"]
     # --capture=sys: a sanitizer's report goes to the real stderr (file descriptor 2), kept when the child aborts
     cmd = [sys.executable, "-c", LOAD_SANITIZED, str(so), "-q", "-p", "no:cacheprovider", "--capture=sys",
-           "--tier", "unit", "-k", "not python", *tests]
+           "--tier", "unit,component", "-k", "not python and not serial_trial", *tests]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     tail = (done.stdout[-3000:] + done.stderr[-3000:])
     assert done.returncode == 0, tail

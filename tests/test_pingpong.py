@@ -58,9 +58,13 @@ def test_selfbench_sets_the_floor_beside_the_ping_pong_each_time_and_says_when_i
             raise got
         return got
     monkeypatch.setattr(pingpong, "measure", measure)
-    floor = floor_against_pingpong(lambda: next(serials), (90, 106), 3, tmp_path / "pp.log")
+    busy = iter([{"latency_median_ms": 0.024, "latency_p99_ms": 0.05}] * 3)
+    floor = floor_against_pingpong(lambda: next(serials), (90, 106), 3, tmp_path / "pp.log",
+                                   busy_poll=lambda: next(busy))
     assert [r.get("floor_to_pingpong") for r in floor["rounds"]] == [4.0, None, 4.0]
+    assert [r.get("busy_poll_floor_to_pingpong") for r in floor["rounds"]] == [2.0, None, 2.4]
     assert floor["rounds"][1]["pingpong"] == "not measured: not built" and floor["floor_to_pingpong_median"] == 4.0
+    assert floor["busy_poll_floor_to_pingpong_median"] == 2.2 and floor["rounds"][1]["busy_poll_rtt_median_us"] == 24
     assert pingpong.exchange_sizes(0x04, 64)[0] > pingpong.exchange_sizes(0x01, 64)[0] > 64
 
 
