@@ -34,7 +34,7 @@ OTHERS = {"--collect-only", "--overwrite", "--out", "--help", "--sessions", "--s
           "--date", "--format", "--json", "--plots",   # reports compare
           "--no-deps", "--wait",   # pip; ovn-nbctl --wait=sb
           "--parts",   # selfbench known
-          "--host", "--port", "--police-rate", "--police-burst"}   # python -m emulator.nullctl
+          "--host", "--port", "--police-rate", "--police-burst", "--responder"}   # python -m emulator.nullctl
 
 
 def attack_options() -> set:
