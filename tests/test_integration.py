@@ -157,6 +157,16 @@ def test_the_old_profile_option_still_works_with_a_deprecation_note(tmp_path):
     assert load_results(tmp_path / "r" / "results.json")["run"]["profile"] == str(profile)
 
 
+def test_repetitions_for_gives_one_benchmark_a_count_of_its_own(tmp_path):
+    run = pytest_run("suites", "-k", "control_session_capacity", *NULL_RUN, "--repetitions", "2",
+                     "--repetitions-for", "control_session_capacity=1,exception_handling=10", "--report-dir",
+                     tmp_path / "r")
+    assert run.returncode == 0, run.stdout[-3000:]
+    (entry,) = load_results(tmp_path / "r" / "results.json")["benchmarks"]
+    assert entry["parameters"]["repetitions"] == 1 and len(entry["trials"]) == 1
+    assert any("below the RFC 8456 §4.7 minimum" in note for note in entry["notes"])
+
+
 def test_port_already_in_use(tmp_path):
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))

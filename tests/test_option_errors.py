@@ -31,6 +31,11 @@ def problem(tmp_path, *argv) -> str:
 
 @pytest.mark.parametrize("argv,says", [
     (("--repetitions", "0"), "--repetitions: must be a positive integer (got '0')"),
+    (("--repetitions-for", "exception_handling"), "--repetitions-for: must be NAME=N pairs"),
+    (("--repetitions-for", "exception_handling=0"), "N a positive whole number"),
+    (("--repetitions-for", "exceptions=10"), "'exceptions' is no benchmark of the suite (one of "),
+    (("--repetitions-for", "malformed_message_handling=3"), "'malformed_message_handling' counts its trials by"),
+    (("--repetitions-for", "exception_handling=10,exception_handling=12"), "names 'exception_handling' twice"),
     (("--openflow", "2.0"), "--openflow: must be one of 1.0, 1.3 (got '2.0')"),
     (("--controller", "floodlight"), "expected one of ryu, null, ovs, faucet, osken, odl or external:HOST:PORT"),
     (("--size-start", "9", "--size-max", "4"), "--size-max (4) must not be below --size-start (9)"),
