@@ -305,11 +305,11 @@ static PyObject *packet_outs(PyObject *self, PyObject *args) {
 
 /* respond(fd, version, xid, answer) -> (count, xid, rest, closed): the null controller's compiled responder on one
  * connected, blocking socket.  Without the GIL it reads the session and answers as packet_outs() does (answer 0:
- * a sink), and each ECHO_REQUEST with its ECHO_REPLY; every other type of ``version`` is read and dropped.  It
- * blocks in read() between messages (no polling) and returns when the peer closes (closed True; rest: an
- * incomplete message left at the end) or at the first message it leaves to Python (an unbuffered or unusual
- * PACKET_IN, another version, a length below 8: rest holds it and whatever followed it).  count: the PACKET_INs it
- * read.  A read or write error raises OSError. */
+ * a sink), and each ECHO_REQUEST of up to 160 bytes with its ECHO_REPLY.  It blocks in read() between messages
+ * (no polling) and returns when the peer closes (closed True; rest: an incomplete message left at the end) or at
+ * the first message it leaves to Python (any other type, an unbuffered or unusual PACKET_IN, another version, a
+ * length below 8: rest holds it and whatever followed it).  count: the PACKET_INs it read.  A read or write error
+ * raises OSError. */
 #define RESPOND_BUF 65536
 static PyObject *respond(PyObject *self, PyObject *args) {
     (void)self;
@@ -354,11 +354,13 @@ static PyObject *respond(PyObject *self, PyObject *args) {
                 if (!a) { stop = 1; break; }
                 if (answer) used += a;
                 count++;
-            } else if (m[1] == ECHO_REQUEST && length <= PO_MAX * 4) {
-                if (used + length > RESPOND_BUF / 8 * PO_MAX) { stop = 1; break; }
+            } else if (m[1] == ECHO_REQUEST && length <= PO_MAX * 4 && used + length <= RESPOND_BUF / 8 * PO_MAX) {
                 memcpy(out + used, m, length);
                 out[used + 1] = ECHO_REPLY;
                 used += length;
+            } else {
+                stop = 1;                                       /* any other message (a FEATURES_REPLY): Python's */
+                break;
             }
             off += length;
         }

@@ -1,10 +1,11 @@
 """The null controller's compiled responder (``python -m emulator.nullctl --responder compiled``, the C loop
 ``emulator._fastpath.respond``).
 
-Over a real loopback session it writes the same messages, in the same order (an ECHO_REPLY apart), as the reactor's
-path does for the same stream (the handshake, buffered and unbuffered PACKET_INs, ECHO_REQUESTs, PACKET_INs too
-short for their fields, as a sink too), whatever the reads' boundaries; it refuses the options that shape answers;
-and the emulator's serial trial runs against it."""
+Over a real loopback session it writes the same messages as the reactor's path does for the same stream (the
+handshake, buffered and unbuffered PACKET_INs, ECHO_REQUESTs, a PACKET_IN too short for its fields, the switch's
+FEATURES_REPLY, as a sink too), the answers to PACKET_INs in the same order and the rest in the same order, whatever
+the reads' boundaries; it refuses the options that shape answers; and the emulator's serial trial runs against
+it."""
 
 import random
 import socket
@@ -23,8 +24,9 @@ pytestmark = pytest.mark.component
 
 
 def stream(version, seed):
-    """A switch's side of a session after its HELLO: PACKET_INs from three switches' blocks (one unbuffered), an
-    ECHO_REQUEST, PACKET_INs too short for their fields, an unknown message, in a random order of blocks."""
+    """A switch's side of a session after its HELLO: PACKET_INs from four switches' blocks (one unbuffered), two
+    ECHO_REQUESTs (one long), a PACKET_IN too short for its fields, a multipart reply and the FEATURES_REPLY, in a
+    random order of blocks."""
     rng = random.Random(seed)
     template = frames.build_template()
     parts = []
@@ -32,8 +34,11 @@ def stream(version, seed):
         block = frames.PacketInBlock(version, dpid, template, 7, nonce=9, buffered=buffered)
         parts.append(block.take(rng.randint(0, 50), rng.randint(1, 300)))
     parts.append(codec.encode_echo_request(version, 3, b"ping"))
+    parts.append(codec.encode_echo_request(version, 4, bytes(300)))      # longer than the C loop answers
     parts.append(codec.header(version, codec.PACKET_IN, 12, 77) + b"\0" * 4)
     parts.append(codec.header(version, 19, 16, 78) + b"\0" * 8)         # a multipart reply: read and dropped
+    # the switch's FEATURES_REPLY: a 1.3 controller asks for the port descriptions on it
+    parts.append(codec.encode_features_reply(version, 2, 0x42))
     rng.shuffle(parts)
     hello = codec.encode_hello(version, 1, (version,) if version == OFP13 else ())
     return hello + b"".join(parts)
@@ -82,13 +87,15 @@ def test_the_compiled_responder_writes_what_the_reactor_path_writes(version, ans
     got = over_the_compiled_responder(version, blob, answer, piece)
     replies, tail = codec.split_frames(got)
     theirs, _ = codec.split_frames(expected)
-    # the same messages in the same order, but for where an ECHO_REPLY falls: the reactor's path writes it at
-    # once and the PACKET_OUTs of the same read after it; the compiled loop writes everything in stream order
-    echo = codec.ECHO_REPLY
-    assert tail == b"" and [m for m in replies if m[1] != echo] == [m for m in theirs if m[1] != echo]
-    assert [m for m in replies if m[1] == echo] == [m for m in theirs if m[1] == echo]
+    # the same messages in the same order, but for where the answers to PACKET_INs (PACKET_OUT, ERROR) fall among
+    # the rest: the reactor's path writes an ECHO_REPLY or a request of its own at once and a read's answers after
+    # them; the compiled loop writes everything in stream order
+    answers = (codec.PACKET_OUT, codec.ERROR)
+    assert tail == b"" and [m for m in replies if m[1] in answers] == [m for m in theirs if m[1] in answers]
+    assert [m for m in replies if m[1] not in answers] == [m for m in theirs if m[1] not in answers]
     kinds = {m[1] for m in replies}
     assert codec.ECHO_REPLY in kinds and count > 300
+    assert (codec.msg_type(version, "stats_request") in kinds) == (version == OFP13)
     # a sink answers no PACKET_IN, the short one included
     assert (codec.PACKET_OUT in kinds) == (codec.ERROR in kinds) == (answer == "packet_out")
 
