@@ -45,8 +45,6 @@ static inline void put32(unsigned char *p, uint32_t v) {
     p[3] = (unsigned char)v;
 }
 
-/* A contiguous buffer of ``o``; for itemsize 8 (the int64 arrays) its elements must be 8 bytes, its length a
- * multiple of 8 and its address aligned for int64 (an array('q') is; a bytes object of 16 bytes is not). */
 /* Arithmetic on times and counters that come from the caller: never signed overflow (undefined behaviour).  A
  * difference saturates; a sum wraps as two's complement; a bucket is the twentieth of Td a send time falls in,
  * the first when before the start, the last when after the end. */
@@ -66,6 +64,8 @@ static inline int64_t bucket_of(int64_t since_start, int64_t duration) {
 
 #define BUMP(i, v) (x[i] = wrap_add(x[i], (v)))
 
+/* A contiguous buffer of ``o``; for itemsize 8 (the int64 arrays) its elements must be 8 bytes, its length a
+ * multiple of 8 and its address aligned for int64 (an array('q') is; a bytes object of 16 bytes is not). */
 static int get_buffer(PyObject *o, Py_buffer *b, int writable, Py_ssize_t itemsize, const char *what) {
     if (PyObject_GetBuffer(o, b, (writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
         return -1;
@@ -95,8 +95,10 @@ static PyObject *match_buffers(Py_buffer *v, Py_ssize_t off) {
     const Py_ssize_t n = v[M_BUF].len;
     int64_t *t_sent = (int64_t *)v[M_T_SENT].buf, *s_sent = (int64_t *)v[M_S_SENT].buf;
     unsigned char *done = (unsigned char *)v[M_DONE].buf;
-    int64_t *b_ans = (int64_t *)v[M_B_ANSWERED].buf, *b_rtt = (int64_t *)v[M_B_RTT].buf, *b_max = (int64_t *)v[M_B_MAX].buf;
-    if (v[M_CTX].len < C_N * 8 || v[M_B_ANSWERED].len < BUCKETS * 8 || v[M_B_RTT].len < BUCKETS * 8 || v[M_B_MAX].len < BUCKETS * 8) {
+    int64_t *b_ans = (int64_t *)v[M_B_ANSWERED].buf, *b_rtt = (int64_t *)v[M_B_RTT].buf;
+    int64_t *b_max = (int64_t *)v[M_B_MAX].buf;
+    if (v[M_CTX].len < C_N * 8 || v[M_B_ANSWERED].len < BUCKETS * 8 || v[M_B_RTT].len < BUCKETS * 8
+        || v[M_B_MAX].len < BUCKETS * 8) {
         PyErr_SetString(PyExc_ValueError, "ctx or bucket arrays too short");
         return NULL;
     }
@@ -354,7 +356,8 @@ static PyObject *respond(PyObject *self, PyObject *args) {
                 if (!a) { stop = 1; break; }
                 if (answer) used += a;
                 count++;
-            } else if (m[1] == ECHO_REQUEST && length <= PO_MAX * 4 && used + length <= RESPOND_BUF / 8 * PO_MAX) {
+            } else if (m[1] == ECHO_REQUEST && length <= PO_MAX * 4
+                       && used + length <= RESPOND_BUF / 8 * PO_MAX) {
                 memcpy(out + used, m, length);
                 out[used + 1] = ECHO_REPLY;
                 used += length;
